@@ -1,0 +1,554 @@
+/*
+ * profile.c: the in-memory profile model (see profile.h).
+ *
+ * Owns the string table, the function and location tables and the sample
+ * pools, and the three open-addressing hash indexes that keep strings,
+ * functions and locations unique, so that interning stays O(1) however
+ * large the profile grows.  The indexes store only ids and hash the table
+ * entries they point at, so a table and its index never disagree.  No I/O
+ * and no format knowledge here: readers and writers live in their own files.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "xmalloc.h"
+
+/* An open-addressing (linear probing) set of ids; slot value 0 is empty. */
+struct profile_hash {
+	uint32_t *slots;
+	size_t cap;		/* a power of two, or 0 before first use */
+	size_t n;
+};
+
+/* Hashes table entry ID of P. */
+typedef uint64_t (*profile_hash_of_fn)(const struct profile *, uint32_t);
+/* Whether table entry ID of P equals KEY. */
+typedef int (*profile_hash_eq_fn)(const struct profile *, uint32_t,
+    const void *);
+
+/* The key of a string lookup: bytes that need not end in NUL. */
+struct profile_string_key {
+	const char *s;
+	size_t len;
+};
+
+/* The key of a function lookup: strings already interned. */
+struct profile_function_key {
+	str_id name, system_name, filename;
+	int64_t start_line;
+};
+
+/* Finalise a 64-bit value into a well-mixed hash (splitmix64). */
+static uint64_t
+profile_mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+/* FNV-1a over LEN bytes of S. */
+static uint64_t
+profile_hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* Hash of a function key. */
+static uint64_t
+profile_hash_function_key(const struct profile_function_key *k)
+{
+	uint64_t h;
+
+	h = profile_mix(k->name);
+	h = profile_mix(h ^ k->system_name);
+	h = profile_mix(h ^ k->filename);
+	return profile_mix(h ^ (uint64_t)k->start_line);
+}
+
+/* Hash of a location (function, line). */
+static uint64_t
+profile_hash_location_key(uint64_t function, int64_t line)
+{
+	return profile_mix(profile_mix(function) ^ (uint64_t)line);
+}
+
+/* Hash of string ID. */
+static uint64_t
+profile_hash_string_id(const struct profile *p, uint32_t id)
+{
+	const char *s = p->strings[id];
+
+	return profile_hash_bytes(s, strlen(s));
+}
+
+/* Hash of function ID. */
+static uint64_t
+profile_hash_function_id(const struct profile *p, uint32_t id)
+{
+	const struct profile_function *f = &p->functions[id - 1];
+	struct profile_function_key k;
+
+	k.name = f->name;
+	k.system_name = f->system_name;
+	k.filename = f->filename;
+	k.start_line = f->start_line;
+	return profile_hash_function_key(&k);
+}
+
+/* Hash of location ID. */
+static uint64_t
+profile_hash_location_id(const struct profile *p, uint32_t id)
+{
+	const struct profile_location *l = &p->locations[id - 1];
+
+	return profile_hash_location_key(l->function, l->line);
+}
+
+/* Find the slot holding an entry equal to KEY, or the empty slot for it. */
+static uint32_t *
+profile_hash_slot(struct profile_hash *t, const struct profile *p,
+    uint64_t h, profile_hash_eq_fn eq, const void *key)
+{
+	size_t mask = t->cap - 1, i = h & mask;
+
+	for (;;) {
+		uint32_t id = t->slots[i];
+
+		if (id == 0 || eq(p, id, key))
+			return &t->slots[i];
+		i = (i + 1) & mask;
+	}
+}
+
+/* Make room for one more id, rehashing every entry when growing. */
+static void
+profile_hash_reserve(struct profile_hash *t, const struct profile *p,
+    profile_hash_of_fn hash_of)
+{
+	uint32_t *old = t->slots;
+	size_t oldcap = t->cap, i, j, mask;
+
+	if (t->cap != 0 && (t->n + 1) * 4 <= t->cap * 3)
+		return;
+	t->cap = oldcap ? oldcap * 2 : 64;
+	t->slots = xcalloc(t->cap, sizeof *t->slots);
+	mask = t->cap - 1;
+	for (i = 0; i < oldcap; i++) {
+		if (old[i] == 0)
+			continue;
+		j = hash_of(p, old[i]) & mask;
+		while (t->slots[j] != 0)
+			j = (j + 1) & mask;
+		t->slots[j] = old[i];
+	}
+	free(old);
+}
+
+/* Free an index. */
+static void
+profile_hash_free(void *v)
+{
+	struct profile_hash *t = v;
+
+	if (t != NULL) {
+		free(t->slots);
+		free(t);
+	}
+}
+
+/* Die on a table outgrowing 32-bit ids: no real profile comes near it. */
+static void
+profile_check_count(size_t n, const char *what)
+{
+	if (n >= UINT32_MAX) {
+		fprintf(stderr, "rperf: too many %s in profile\n", what);
+		exit(1);
+	}
+}
+
+/* Whether string ID equals the LEN bytes at KEY->s. */
+static int
+profile_eq_string(const struct profile *p, uint32_t id, const void *key)
+{
+	const struct profile_string_key *k = key;
+	const char *s = p->strings[id];
+
+	return strncmp(s, k->s, k->len) == 0 && s[k->len] == '\0';
+}
+
+/* Whether function ID has the fields of KEY. */
+static int
+profile_eq_function(const struct profile *p, uint32_t id, const void *key)
+{
+	const struct profile_function_key *k = key;
+	const struct profile_function *f = &p->functions[id - 1];
+
+	return f->name == k->name && f->system_name == k->system_name &&
+	    f->filename == k->filename && f->start_line == k->start_line;
+}
+
+/* Whether location ID is KEY. */
+static int
+profile_eq_location(const struct profile *p, uint32_t id, const void *key)
+{
+	const struct profile_location *k = key;
+	const struct profile_location *l = &p->locations[id - 1];
+
+	return l->function == k->function && l->line == k->line;
+}
+
+struct profile *
+profile_new(void)
+{
+	struct profile *p = xcalloc(1, sizeof *p);
+
+	p->strings_cap = 64;
+	p->strings = xcalloc(p->strings_cap, sizeof *p->strings);
+	p->strings[0] = xstrdup("");
+	p->nstrings = 1;
+	p->string_index = xcalloc(1, sizeof(struct profile_hash));
+	p->function_index = xcalloc(1, sizeof(struct profile_hash));
+	p->location_index = xcalloc(1, sizeof(struct profile_hash));
+	return p;
+}
+
+void
+profile_free(struct profile *p)
+{
+	size_t i;
+
+	if (p == NULL)
+		return;
+	for (i = 0; i < p->nstrings; i++)
+		free(p->strings[i]);
+	free(p->strings);
+	profile_hash_free(p->string_index);
+	free(p->functions);
+	profile_hash_free(p->function_index);
+	free(p->locations);
+	profile_hash_free(p->location_index);
+	free(p->value_types);
+	free(p->samples);
+	free(p->loc_pool);
+	free(p->label_pool);
+	free(p->value_pool);
+	free(p->comments);
+	free(p);
+}
+
+str_id
+profile_intern_len(struct profile *p, const char *s, size_t len)
+{
+	struct profile_hash *t = p->string_index;
+	struct profile_string_key k;
+	uint32_t *slot;
+	void *v;
+
+	if (s == NULL || len == 0)
+		return 0;
+	if (memchr(s, '\0', len) != NULL)
+		len = strlen(s);
+	k.s = s;
+	k.len = len;
+	profile_hash_reserve(t, p, profile_hash_string_id);
+	slot = profile_hash_slot(t, p, profile_hash_bytes(s, len),
+	    profile_eq_string, &k);
+	if (*slot != 0)
+		return *slot;
+
+	profile_check_count(p->nstrings, "strings");
+	v = p->strings;
+	xgrow(&v, &p->strings_cap, p->nstrings + 1, sizeof *p->strings);
+	p->strings = v;
+	p->strings[p->nstrings] = xstrndup(s, len);
+	*slot = (uint32_t)p->nstrings;
+	t->n++;
+	return (str_id)p->nstrings++;
+}
+
+str_id
+profile_intern(struct profile *p, const char *s)
+{
+	if (s == NULL)
+		return 0;
+	return profile_intern_len(p, s, strlen(s));
+}
+
+const char *
+profile_str(const struct profile *p, str_id id)
+{
+	if (id >= p->nstrings)
+		return "";
+	return p->strings[id];
+}
+
+uint64_t
+profile_function_ids(struct profile *p, str_id name, str_id system_name,
+    str_id filename, int64_t start_line)
+{
+	struct profile_hash *t = p->function_index;
+	struct profile_function_key k;
+	struct profile_function *f;
+	uint32_t *slot;
+	void *v;
+
+	k.name = name;
+	k.system_name = system_name;
+	k.filename = filename;
+	k.start_line = start_line;
+	profile_hash_reserve(t, p, profile_hash_function_id);
+	slot = profile_hash_slot(t, p, profile_hash_function_key(&k),
+	    profile_eq_function, &k);
+	if (*slot != 0)
+		return *slot;
+
+	profile_check_count(p->nfunctions + 1, "functions");
+	v = p->functions;
+	xgrow(&v, &p->functions_cap, p->nfunctions + 1, sizeof *p->functions);
+	p->functions = v;
+	f = &p->functions[p->nfunctions++];
+	f->name = name;
+	f->system_name = system_name;
+	f->filename = filename;
+	f->start_line = start_line;
+	*slot = (uint32_t)p->nfunctions;
+	t->n++;
+	return p->nfunctions;
+}
+
+uint64_t
+profile_function(struct profile *p, const char *name,
+    const char *system_name, const char *filename, int64_t start_line)
+{
+	str_id n = profile_intern(p, name);
+	str_id sn = profile_intern(p, system_name);
+	str_id fn = profile_intern(p, filename);
+
+	return profile_function_ids(p, n, sn, fn, start_line);
+}
+
+uint64_t
+profile_location(struct profile *p, uint64_t function, int64_t line)
+{
+	struct profile_hash *t = p->location_index;
+	struct profile_location k, *l;
+	uint32_t *slot;
+	void *v;
+
+	k.function = function;
+	k.line = line;
+	profile_hash_reserve(t, p, profile_hash_location_id);
+	slot = profile_hash_slot(t, p, profile_hash_location_key(function,
+	    line), profile_eq_location, &k);
+	if (*slot != 0)
+		return *slot;
+
+	profile_check_count(p->nlocations + 1, "locations");
+	v = p->locations;
+	xgrow(&v, &p->locations_cap, p->nlocations + 1, sizeof *p->locations);
+	p->locations = v;
+	l = &p->locations[p->nlocations++];
+	*l = k;
+	*slot = (uint32_t)p->nlocations;
+	t->n++;
+	return p->nlocations;
+}
+
+void
+profile_set_value_types(struct profile *p, size_t n,
+    const char *const *types, const char *const *units)
+{
+	size_t i;
+
+	if (p->nsamples != 0) {
+		fprintf(stderr, "rperf: value types set after samples\n");
+		abort();
+	}
+	free(p->value_types);
+	p->value_types = n ? xcalloc(n, sizeof *p->value_types) : NULL;
+	for (i = 0; i < n; i++) {
+		p->value_types[i].type = profile_intern(p, types[i]);
+		p->value_types[i].unit = profile_intern(p, units[i]);
+	}
+	p->nvalue_types = n;
+	p->default_value = n ? n - 1 : 0;
+}
+
+void
+profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
+    const int64_t *values, const struct profile_label *labels, size_t nlabels)
+{
+	struct profile_sample *s;
+	void *v;
+
+	if (nlocs > UINT32_MAX || nlabels > UINT32_MAX) {
+		fprintf(stderr, "rperf: sample too large\n");
+		exit(1);
+	}
+	v = p->samples;
+	xgrow(&v, &p->samples_cap, p->nsamples + 1, sizeof *p->samples);
+	p->samples = v;
+	s = &p->samples[p->nsamples++];
+
+	s->loc_off = p->nloc_pool;
+	s->nloc = (uint32_t)nlocs;
+	if (nlocs != 0) {
+		v = p->loc_pool;
+		xgrow(&v, &p->loc_pool_cap, p->nloc_pool + nlocs,
+		    sizeof *p->loc_pool);
+		p->loc_pool = v;
+		memcpy(p->loc_pool + p->nloc_pool, locs, nlocs * sizeof *locs);
+		p->nloc_pool += nlocs;
+	}
+
+	s->label_off = p->nlabel_pool;
+	s->nlabel = (uint32_t)nlabels;
+	if (nlabels != 0) {
+		v = p->label_pool;
+		xgrow(&v, &p->label_pool_cap, p->nlabel_pool + nlabels,
+		    sizeof *p->label_pool);
+		p->label_pool = v;
+		memcpy(p->label_pool + p->nlabel_pool, labels,
+		    nlabels * sizeof *labels);
+		p->nlabel_pool += nlabels;
+	}
+
+	s->value_off = p->nvalue_pool;
+	if (p->nvalue_types != 0) {
+		v = p->value_pool;
+		xgrow(&v, &p->value_pool_cap, p->nvalue_pool + p->nvalue_types,
+		    sizeof *p->value_pool);
+		p->value_pool = v;
+		memcpy(p->value_pool + p->nvalue_pool, values,
+		    p->nvalue_types * sizeof *values);
+		p->nvalue_pool += p->nvalue_types;
+	}
+}
+
+void
+profile_add_comment(struct profile *p, const char *comment)
+{
+	str_id id = profile_intern(p, comment);
+	void *v = p->comments;
+
+	xgrow(&v, &p->comments_cap, p->ncomments + 1, sizeof *p->comments);
+	p->comments = v;
+	p->comments[p->ncomments++] = id;
+}
+
+const char *
+profile_comment_value(const struct profile *p, const char *key)
+{
+	size_t i, keylen = strlen(key);
+
+	for (i = 0; i < p->ncomments; i++) {
+		const char *c = profile_str(p, p->comments[i]);
+
+		if (strncmp(c, key, keylen) != 0 || c[keylen] != ':')
+			continue;
+		c += keylen + 1;
+		while (*c == ' ' || *c == '\t')
+			c++;
+		return c;
+	}
+	return NULL;
+}
+
+const uint64_t *
+profile_sample_locs(const struct profile *p, const struct profile_sample *s)
+{
+	return p->loc_pool + s->loc_off;
+}
+
+const int64_t *
+profile_sample_values(const struct profile *p, const struct profile_sample *s)
+{
+	return p->value_pool + s->value_off;
+}
+
+const struct profile_label *
+profile_sample_labels(const struct profile *p, const struct profile_sample *s)
+{
+	return p->label_pool + s->label_off;
+}
+
+const char *
+profile_sample_label_str(const struct profile *p,
+    const struct profile_sample *s, const char *key)
+{
+	const struct profile_label *l = profile_sample_labels(p, s);
+	uint32_t i;
+
+	for (i = 0; i < s->nlabel; i++) {
+		if (l[i].str != 0 && strcmp(profile_str(p, l[i].key), key) == 0)
+			return profile_str(p, l[i].str);
+	}
+	return NULL;
+}
+
+const struct profile_label *
+profile_sample_label(const struct profile *p, const struct profile_sample *s,
+    const char *key)
+{
+	const struct profile_label *l = profile_sample_labels(p, s);
+	uint32_t i;
+
+	for (i = 0; i < s->nlabel; i++) {
+		if (strcmp(profile_str(p, l[i].key), key) == 0)
+			return &l[i];
+	}
+	return NULL;
+}
+
+const struct profile_function *
+profile_location_function(const struct profile *p, uint64_t location)
+{
+	const struct profile_location *l;
+
+	if (location == 0 || location > p->nlocations)
+		return NULL;
+	l = &p->locations[location - 1];
+	if (l->function == 0 || l->function > p->nfunctions)
+		return NULL;
+	return &p->functions[l->function - 1];
+}
+
+int64_t
+profile_add_sat(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
+
+int64_t
+profile_total(const struct profile *p, size_t value_index)
+{
+	int64_t total = 0;
+	size_t i;
+
+	if (value_index >= p->nvalue_types)
+		return 0;
+	for (i = 0; i < p->nsamples; i++) {
+		const int64_t *v = profile_sample_values(p, &p->samples[i]);
+
+		total = profile_add_sat(total, v[value_index]);
+	}
+	return total;
+}

@@ -1,0 +1,149 @@
+/*
+ * profile.h: the in-memory profile that the sampler fills, every writer
+ * reads and every reader produces.
+ *
+ * The model follows pprof's shape, so that any pprof file can be held in
+ * it and every format round-trips through it: an interned string table,
+ * functions (name, system name, file, start line), locations (a function
+ * and a line), and samples (a stack of location ids, leaf first, one value
+ * per sample type, and labels).  Everything is plain C: no Ruby here, so it
+ * is unit-tested without a VM.  Allocation failure aborts (xmalloc.h).
+ */
+#ifndef RPERF_PROFILE_H
+#define RPERF_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Ids are 1-based indexes into their table; 0 means "none". */
+typedef uint32_t str_id;	/* index into strings; 0 is "" */
+
+struct profile_function {
+	str_id name;		/* e.g. "Foo::Bar#baz" */
+	str_id system_name;
+	str_id filename;
+	int64_t start_line;
+};
+
+struct profile_location {
+	uint64_t function;	/* function id */
+	int64_t line;		/* 0 when lines are not recorded */
+};
+
+struct profile_label {
+	str_id key;
+	str_id str;		/* 0 for a numeric label */
+	int64_t num;
+	str_id num_unit;
+};
+
+struct profile_sample {
+	size_t loc_off;		/* into profile.loc_pool, leaf first */
+	uint32_t nloc;
+	size_t label_off;	/* into profile.label_pool */
+	uint32_t nlabel;
+	size_t value_off;	/* into profile.value_pool, nvalue_types long */
+};
+
+struct profile_value_type {
+	str_id type;		/* "samples", "cpu", "wall" */
+	str_id unit;		/* "count", "nanoseconds" */
+};
+
+struct profile {
+	/* string table, strings[0] == "" */
+	char **strings;
+	size_t nstrings, strings_cap;
+	void *string_index;	/* private: hash of strings -> id */
+
+	struct profile_function *functions;	/* functions[id - 1] */
+	size_t nfunctions, functions_cap;
+	void *function_index;	/* private */
+
+	struct profile_location *locations;	/* locations[id - 1] */
+	size_t nlocations, locations_cap;
+	void *location_index;	/* private */
+
+	struct profile_value_type *value_types;
+	size_t nvalue_types;
+	size_t default_value;	/* index of the value reports show */
+
+	struct profile_sample *samples;
+	size_t nsamples, samples_cap;
+	uint64_t *loc_pool;
+	size_t nloc_pool, loc_pool_cap;
+	struct profile_label *label_pool;
+	size_t nlabel_pool, label_pool_cap;
+	int64_t *value_pool;
+	size_t nvalue_pool, value_pool_cap;
+
+	struct profile_value_type period_type;
+	int64_t period;
+	int64_t time_nanos;	/* start, Unix epoch ns */
+	int64_t duration_nanos;
+
+	str_id *comments;	/* free-form "key: value" lines */
+	size_t ncomments, comments_cap;
+};
+
+/* A new empty profile; never NULL. */
+struct profile *profile_new(void);
+void profile_free(struct profile *p);
+
+/* Intern a string (copied); returns its id.  NULL interns as "". */
+str_id profile_intern(struct profile *p, const char *s);
+/* The string behind an id; "" for 0 or an id out of range. */
+const char *profile_str(const struct profile *p, str_id id);
+
+/* The id of the function with these fields, added when new. */
+uint64_t profile_function(struct profile *p, const char *name,
+    const char *system_name, const char *filename, int64_t start_line);
+/* The id of the location (function, line), added when new. */
+uint64_t profile_location(struct profile *p, uint64_t function, int64_t line);
+
+/* Set the sample types ("samples"/"count", "cpu"/"nanoseconds", ...).
+ * Must be called before the first sample; default_value becomes the last. */
+void profile_set_value_types(struct profile *p, size_t n,
+    const char *const *types, const char *const *units);
+
+/* Append a sample.  locs is leaf first; values has nvalue_types entries.
+ * Samples are not merged here: writers aggregate as their format needs. */
+void profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
+    const int64_t *values, const struct profile_label *labels, size_t nlabels);
+
+/* Append a comment line (copied). */
+void profile_add_comment(struct profile *p, const char *comment);
+/* The value of the first comment "key: value" with this key, or NULL. */
+const char *profile_comment_value(const struct profile *p, const char *key);
+
+/* Accessors for a sample. */
+const uint64_t *profile_sample_locs(const struct profile *p,
+    const struct profile_sample *s);
+const int64_t *profile_sample_values(const struct profile *p,
+    const struct profile_sample *s);
+const struct profile_label *profile_sample_labels(const struct profile *p,
+    const struct profile_sample *s);
+/* The string value of label KEY on sample S, or NULL. */
+const char *profile_sample_label_str(const struct profile *p,
+    const struct profile_sample *s, const char *key);
+
+/* Sum of value VALUE_INDEX over all samples (saturating). */
+int64_t profile_total(const struct profile *p, size_t value_index);
+
+/* Additions for the readers and writers (data side). */
+
+/* Intern LEN bytes of S (need not end in NUL; stops at an embedded NUL). */
+str_id profile_intern_len(struct profile *p, const char *s, size_t len);
+/* profile_function() with the strings already interned. */
+uint64_t profile_function_ids(struct profile *p, str_id name,
+    str_id system_name, str_id filename, int64_t start_line);
+/* The first label KEY (string or numeric) on sample S, or NULL. */
+const struct profile_label *profile_sample_label(const struct profile *p,
+    const struct profile_sample *s, const char *key);
+/* The function of location LOCATION, or NULL when either id is invalid. */
+const struct profile_function *profile_location_function(
+    const struct profile *p, uint64_t location);
+/* A + B, clamped to the int64_t range instead of overflowing. */
+int64_t profile_add_sat(int64_t a, int64_t b);
+
+#endif
