@@ -1,0 +1,792 @@
+/*
+ * pprof.c: the pprof reader and writer (see pprof.h).
+ *
+ * Writing maps the model one to one onto the protobuf messages (string ids
+ * are string table indexes, function and location ids are kept) and packs
+ * them through a deflate stream straight into the FILE, so no second copy of
+ * the encoded profile is held.  One mapping marked as fully symbolized is
+ * written so that pprof never tries to symbolize addresses we do not have.
+ *
+ * Reading must survive any input: a file from another tool, a truncated
+ * download, or bytes crafted to hurt.  Decompression is capped, protobuf-c
+ * decodes under a memory budget proportional to the input, and every string
+ * index and id is checked before the model is touched, so the rest of rperf
+ * can trust a parsed profile as much as one it recorded itself.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "pprof.h"
+#include "profile.pb-c.h"
+#include "xmalloc.h"
+
+/* protobuf-c may allocate this many bytes per input byte, plus a floor. */
+#define PPROF_UNPACK_RATIO 48
+#define PPROF_UNPACK_FLOOR ((size_t)1 << 20)
+
+/* A deflate stream that protobuf-c appends to, writing into a FILE. */
+struct pprof_out {
+	ProtobufCBuffer base;
+	z_stream zs;
+	FILE *fp;
+	int failed;		/* 0, or an errno-like code */
+	const char *zerr;	/* zlib's message when it failed */
+	unsigned char buf[65536];
+};
+
+/* A protobuf-c allocator that refuses to go over a budget. */
+struct pprof_budget {
+	size_t used, limit;
+	int refused;
+};
+
+/* An id -> value hash (open addressing); key 0 marks an empty slot. */
+struct pprof_map {
+	uint64_t *keys;
+	size_t *values;
+	size_t cap, n;
+};
+
+/* A pprof location expanded into model location ids (innermost first). */
+struct pprof_frames {
+	size_t off, n;
+};
+
+/* State of one parse. */
+struct pprof_reader {
+	const Perftools__Profiles__Profile *m;
+	struct profile *p;
+	str_id *strmap;		/* string table index -> model id */
+	struct pprof_map functions;	/* pprof function id -> model id */
+	struct pprof_map locations;	/* pprof location id -> frames index */
+	struct pprof_frames *frames;
+	uint64_t *frame_pool;
+	size_t nframe_pool, frame_pool_cap;
+	char *err;
+	size_t errlen;
+};
+
+/* Format a one-line error into ERR. */
+static void
+pprof_error(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Write the deflate output buffer to the file. */
+static void
+pprof_out_flush(struct pprof_out *o)
+{
+	size_t n = sizeof o->buf - o->zs.avail_out;
+
+	if (n != 0 && o->failed == 0 && fwrite(o->buf, 1, n, o->fp) != n)
+		o->failed = errno ? errno : EIO;
+	o->zs.next_out = o->buf;
+	o->zs.avail_out = sizeof o->buf;
+}
+
+/* Feed LEN bytes (or, with FLUSH == Z_FINISH, the end) through deflate. */
+static void
+pprof_out_deflate(struct pprof_out *o, const uint8_t *data, size_t len,
+    int flush)
+{
+	int rc;
+
+	o->zs.next_in = (Bytef *)(uintptr_t)data;
+	o->zs.avail_in = (uInt)len;
+	for (;;) {
+		rc = deflate(&o->zs, flush);
+		if (rc == Z_STREAM_ERROR) {
+			o->failed = EINVAL;
+			o->zerr = o->zs.msg ? o->zs.msg : "deflate failed";
+			return;
+		}
+		if (o->zs.avail_out == 0) {
+			pprof_out_flush(o);
+			continue;
+		}
+		if (flush == Z_FINISH ? rc == Z_STREAM_END :
+		    o->zs.avail_in == 0)
+			break;
+	}
+	if (flush == Z_FINISH)
+		pprof_out_flush(o);
+}
+
+/* protobuf-c's append callback: compress and write DATA. */
+static void
+pprof_out_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+	struct pprof_out *o = (struct pprof_out *)b;
+	const size_t chunk = (size_t)1 << 30;
+
+	while (len != 0 && o->failed == 0) {
+		size_t n = len < chunk ? len : chunk;
+
+		pprof_out_deflate(o, data, n, Z_NO_FLUSH);
+		data += n;
+		len -= n;
+	}
+}
+
+int
+pprof_write(const struct profile *p, FILE *fp, char *err, size_t errlen)
+{
+	Perftools__Profiles__Profile m = PERFTOOLS__PROFILES__PROFILE__INIT;
+	Perftools__Profiles__ValueType *vt = NULL, **vtp = NULL, period_type;
+	Perftools__Profiles__Mapping mapping, *mappingp = &mapping;
+	Perftools__Profiles__Function *fn = NULL, **fnp = NULL;
+	Perftools__Profiles__Location *loc = NULL, **locp = NULL;
+	Perftools__Profiles__Line *line = NULL, **linep = NULL;
+	Perftools__Profiles__Sample *smp = NULL, **smpp = NULL;
+	Perftools__Profiles__Label *lab = NULL, **labp = NULL;
+	int64_t *comments = NULL;
+	struct pprof_out *o;
+	size_t i;
+	int rc = -1;
+
+	m.n_sample_type = p->nvalue_types;
+	if (p->nvalue_types != 0) {
+		vt = xcalloc(p->nvalue_types, sizeof *vt);
+		vtp = xcalloc(p->nvalue_types, sizeof *vtp);
+	}
+	for (i = 0; i < p->nvalue_types; i++) {
+		perftools__profiles__value_type__init(&vt[i]);
+		vt[i].type = p->value_types[i].type;
+		vt[i].unit = p->value_types[i].unit;
+		vtp[i] = &vt[i];
+	}
+	m.sample_type = vtp;
+	if (p->nvalue_types != 0 && p->default_value < p->nvalue_types)
+		m.default_sample_type = p->value_types[p->default_value].type;
+
+	perftools__profiles__mapping__init(&mapping);
+	mapping.id = 1;
+	mapping.has_functions = 1;
+	mapping.has_filenames = 1;
+	mapping.has_line_numbers = 1;
+	m.n_mapping = 1;
+	m.mapping = &mappingp;
+
+	m.n_function = p->nfunctions;
+	if (p->nfunctions != 0) {
+		fn = xcalloc(p->nfunctions, sizeof *fn);
+		fnp = xcalloc(p->nfunctions, sizeof *fnp);
+	}
+	for (i = 0; i < p->nfunctions; i++) {
+		perftools__profiles__function__init(&fn[i]);
+		fn[i].id = i + 1;
+		fn[i].name = p->functions[i].name;
+		fn[i].system_name = p->functions[i].system_name;
+		fn[i].filename = p->functions[i].filename;
+		fn[i].start_line = p->functions[i].start_line;
+		fnp[i] = &fn[i];
+	}
+	m.function = fnp;
+
+	m.n_location = p->nlocations;
+	if (p->nlocations != 0) {
+		loc = xcalloc(p->nlocations, sizeof *loc);
+		locp = xcalloc(p->nlocations, sizeof *locp);
+		line = xcalloc(p->nlocations, sizeof *line);
+		linep = xcalloc(p->nlocations, sizeof *linep);
+	}
+	for (i = 0; i < p->nlocations; i++) {
+		perftools__profiles__line__init(&line[i]);
+		line[i].function_id = p->locations[i].function;
+		line[i].line = p->locations[i].line;
+		linep[i] = &line[i];
+		perftools__profiles__location__init(&loc[i]);
+		loc[i].id = i + 1;
+		loc[i].mapping_id = 1;
+		loc[i].n_line = 1;
+		loc[i].line = &linep[i];
+		locp[i] = &loc[i];
+	}
+	m.location = locp;
+
+	if (p->nlabel_pool != 0) {
+		lab = xcalloc(p->nlabel_pool, sizeof *lab);
+		labp = xcalloc(p->nlabel_pool, sizeof *labp);
+	}
+	for (i = 0; i < p->nlabel_pool; i++) {
+		perftools__profiles__label__init(&lab[i]);
+		lab[i].key = p->label_pool[i].key;
+		lab[i].str = p->label_pool[i].str;
+		lab[i].num = p->label_pool[i].num;
+		lab[i].num_unit = p->label_pool[i].num_unit;
+		labp[i] = &lab[i];
+	}
+	m.n_sample = p->nsamples;
+	if (p->nsamples != 0) {
+		smp = xcalloc(p->nsamples, sizeof *smp);
+		smpp = xcalloc(p->nsamples, sizeof *smpp);
+	}
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+
+		perftools__profiles__sample__init(&smp[i]);
+		smp[i].n_location_id = s->nloc;
+		smp[i].location_id = p->loc_pool + s->loc_off;
+		smp[i].n_value = p->nvalue_types;
+		smp[i].value = p->value_pool + s->value_off;
+		smp[i].n_label = s->nlabel;
+		smp[i].label = labp + s->label_off;
+		smpp[i] = &smp[i];
+	}
+	m.sample = smpp;
+
+	m.n_string_table = p->nstrings;
+	m.string_table = p->strings;
+	m.time_nanos = p->time_nanos;
+	m.duration_nanos = p->duration_nanos;
+	perftools__profiles__value_type__init(&period_type);
+	period_type.type = p->period_type.type;
+	period_type.unit = p->period_type.unit;
+	m.period_type = &period_type;
+	m.period = p->period;
+	m.n_comment = p->ncomments;
+	if (p->ncomments != 0)
+		comments = xcalloc(p->ncomments, sizeof *comments);
+	for (i = 0; i < p->ncomments; i++)
+		comments[i] = p->comments[i];
+	m.comment = comments;
+
+	o = xcalloc(1, sizeof *o);
+	o->base.append = pprof_out_append;
+	o->fp = fp;
+	if (deflateInit2(&o->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED,
+	    16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		pprof_error(err, errlen, "cannot start compression");
+		free(o);
+		goto out;
+	}
+	o->zs.next_out = o->buf;
+	o->zs.avail_out = sizeof o->buf;
+	perftools__profiles__profile__pack_to_buffer(&m, &o->base);
+	if (o->failed == 0)
+		pprof_out_deflate(o, NULL, 0, Z_FINISH);
+	deflateEnd(&o->zs);
+	if (o->failed == 0 && fflush(fp) != 0)
+		o->failed = errno ? errno : EIO;
+	if (o->failed == 0 && ferror(fp))
+		o->failed = EIO;
+	if (o->zerr != NULL)
+		pprof_error(err, errlen, "cannot compress: %s", o->zerr);
+	else if (o->failed != 0)
+		pprof_error(err, errlen, "%s", strerror(o->failed));
+	else
+		rc = 0;
+	if (o->failed != 0)
+		errno = o->failed;
+	free(o);
+out:
+	free(vt);
+	free(vtp);
+	free(fn);
+	free(fnp);
+	free(loc);
+	free(locp);
+	free(line);
+	free(linep);
+	free(smp);
+	free(smpp);
+	free(lab);
+	free(labp);
+	free(comments);
+	return rc;
+}
+
+int
+pprof_is_gzip(const uint8_t *buf, size_t len)
+{
+	return len >= 2 && buf[0] == 0x1f && buf[1] == 0x8b;
+}
+
+/* Inflate gzip data (one or more members) into a new buffer, capped. */
+static uint8_t *
+pprof_gunzip(const uint8_t *in, size_t inlen, size_t *outlen, char *err,
+    size_t errlen)
+{
+	z_stream zs;
+	uint8_t *out = NULL;
+	size_t cap = 0, used = 0;
+	int rc;
+
+	memset(&zs, 0, sizeof zs);
+	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
+		pprof_error(err, errlen, "cannot start decompression");
+		return NULL;
+	}
+	zs.next_in = (Bytef *)(uintptr_t)in;
+	for (;;) {
+		size_t chunk_in = inlen - (size_t)(zs.next_in - in);
+
+		if (chunk_in > UINT32_MAX)
+			chunk_in = UINT32_MAX;
+		zs.avail_in = (uInt)chunk_in;
+		if (used == cap) {
+			if (cap >= PPROF_MAX_DECOMPRESSED) {
+				pprof_error(err, errlen, "profile is larger "
+				    "than %zu MiB when decompressed",
+				    PPROF_MAX_DECOMPRESSED >> 20);
+				goto fail;
+			}
+			if (cap == 0)
+				cap = inlen < PPROF_MAX_DECOMPRESSED / 4 ?
+				    inlen * 4 + 4096 : PPROF_MAX_DECOMPRESSED;
+			else
+				cap *= 2;
+			if (cap > PPROF_MAX_DECOMPRESSED)
+				cap = PPROF_MAX_DECOMPRESSED;
+			out = xrealloc(out, cap);
+		}
+		zs.next_out = out + used;
+		zs.avail_out = (uInt)(cap - used > UINT32_MAX ? UINT32_MAX :
+		    cap - used);
+		rc = inflate(&zs, Z_NO_FLUSH);
+		used = (size_t)(zs.next_out - out);
+		if (rc == Z_STREAM_END) {
+			size_t left = inlen - (size_t)(zs.next_in - in);
+
+			if (left == 0)
+				break;
+			if (!pprof_is_gzip(zs.next_in, left)) {
+				pprof_error(err, errlen,
+				    "trailing garbage after gzip data");
+				goto fail;
+			}
+			inflateReset(&zs);
+			continue;
+		}
+		if (rc == Z_BUF_ERROR && zs.avail_out != 0) {
+			pprof_error(err, errlen, "gzip data is truncated");
+			goto fail;
+		}
+		if (rc != Z_OK && rc != Z_BUF_ERROR) {
+			pprof_error(err, errlen, "gzip data is corrupt: %s",
+			    zs.msg ? zs.msg : "inflate failed");
+			goto fail;
+		}
+	}
+	inflateEnd(&zs);
+	*outlen = used;
+	return out;
+
+fail:
+	inflateEnd(&zs);
+	free(out);
+	return NULL;
+}
+
+/* Allocate for protobuf-c unless that would overrun the budget. */
+static void *
+pprof_budget_alloc(void *data, size_t size)
+{
+	struct pprof_budget *b = data;
+
+	if (size > b->limit - b->used) {
+		b->refused = 1;
+		return NULL;
+	}
+	b->used += size;
+	return malloc(size ? size : 1);
+}
+
+/* Free for protobuf-c (the budget is never given back). */
+static void
+pprof_budget_free(void *data, void *ptr)
+{
+	free(ptr);
+}
+
+/* Insert KEY (non-zero) -> VALUE into M; returns -1 if KEY is present. */
+static int
+pprof_map_put(struct pprof_map *m, uint64_t key, size_t value)
+{
+	size_t i, mask;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		struct pprof_map old = *m;
+
+		m->cap = old.cap ? old.cap * 2 : 64;
+		m->keys = xcalloc(m->cap, sizeof *m->keys);
+		m->values = xcalloc(m->cap, sizeof *m->values);
+		m->n = 0;
+		for (i = 0; i < old.cap; i++) {
+			if (old.keys[i] != 0)
+				pprof_map_put(m, old.keys[i], old.values[i]);
+		}
+		free(old.keys);
+		free(old.values);
+	}
+	mask = m->cap - 1;
+	i = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 17) & mask;
+	while (m->keys[i] != 0) {
+		if (m->keys[i] == key)
+			return -1;
+		i = (i + 1) & mask;
+	}
+	m->keys[i] = key;
+	m->values[i] = value;
+	m->n++;
+	return 0;
+}
+
+/* Look KEY up in M: 0 with *VALUE set, or -1 when absent. */
+static int
+pprof_map_get(const struct pprof_map *m, uint64_t key, size_t *value)
+{
+	size_t i, mask;
+
+	if (m->cap == 0 || key == 0)
+		return -1;
+	mask = m->cap - 1;
+	i = (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 17) & mask;
+	while (m->keys[i] != 0) {
+		if (m->keys[i] == key) {
+			*value = m->values[i];
+			return 0;
+		}
+		i = (i + 1) & mask;
+	}
+	return -1;
+}
+
+/* Free a map's tables. */
+static void
+pprof_map_free(struct pprof_map *m)
+{
+	free(m->keys);
+	free(m->values);
+}
+
+/* Map string table index IDX (of field WHAT) to a model id in *OUT. */
+static int
+pprof_str(struct pprof_reader *r, int64_t idx, const char *what, str_id *out)
+{
+	size_t n = r->m->n_string_table;
+
+	if (idx == 0) {
+		*out = 0;
+		return 0;
+	}
+	if (idx < 0 || (uint64_t)idx >= n) {
+		pprof_error(r->err, r->errlen, "%s string index %" PRId64
+		    " out of range (%zu strings)", what, idx, n);
+		return -1;
+	}
+	*out = r->strmap[idx];
+	return 0;
+}
+
+/* Intern the string table. */
+static int
+pprof_read_strings(struct pprof_reader *r)
+{
+	size_t i, n = r->m->n_string_table;
+
+	if (n == 0)
+		return 0;
+	if (r->m->string_table[0][0] != '\0') {
+		pprof_error(r->err, r->errlen, "first string is not empty");
+		return -1;
+	}
+	r->strmap = xcalloc(n, sizeof *r->strmap);
+	for (i = 1; i < n; i++)
+		r->strmap[i] = profile_intern(r->p, r->m->string_table[i]);
+	return 0;
+}
+
+/* Read sample types, period, times, comments and the default type. */
+static int
+pprof_read_header(struct pprof_reader *r)
+{
+	const Perftools__Profiles__Profile *m = r->m;
+	struct profile *p = r->p;
+	str_id id, def;
+	size_t i;
+
+	p->nvalue_types = m->n_sample_type;
+	if (m->n_sample_type != 0)
+		p->value_types = xcalloc(m->n_sample_type,
+		    sizeof *p->value_types);
+	for (i = 0; i < m->n_sample_type; i++) {
+		if (pprof_str(r, m->sample_type[i]->type, "sample type",
+		    &p->value_types[i].type) != 0 ||
+		    pprof_str(r, m->sample_type[i]->unit, "sample unit",
+		    &p->value_types[i].unit) != 0)
+			return -1;
+	}
+	p->default_value = m->n_sample_type ? m->n_sample_type - 1 : 0;
+	if (pprof_str(r, m->default_sample_type, "default sample type",
+	    &def) != 0)
+		return -1;
+	for (i = 0; def != 0 && i < m->n_sample_type; i++) {
+		if (p->value_types[i].type == def) {
+			p->default_value = i;
+			break;
+		}
+	}
+
+	if (m->period_type != NULL &&
+	    (pprof_str(r, m->period_type->type, "period type",
+	    &p->period_type.type) != 0 ||
+	    pprof_str(r, m->period_type->unit, "period unit",
+	    &p->period_type.unit) != 0))
+		return -1;
+	p->period = m->period;
+	p->time_nanos = m->time_nanos;
+	p->duration_nanos = m->duration_nanos;
+
+	for (i = 0; i < m->n_comment; i++) {
+		if (pprof_str(r, m->comment[i], "comment", &id) != 0)
+			return -1;
+		profile_add_comment(p, profile_str(p, id));
+	}
+	if (pprof_str(r, m->drop_frames, "drop frames", &id) != 0 ||
+	    pprof_str(r, m->keep_frames, "keep frames", &id) != 0 ||
+	    pprof_str(r, m->doc_url, "doc url", &id) != 0)
+		return -1;
+	return 0;
+}
+
+/* Read the function table into r->functions. */
+static int
+pprof_read_functions(struct pprof_reader *r)
+{
+	const Perftools__Profiles__Profile *m = r->m;
+	str_id name, system_name, filename;
+	size_t i;
+
+	for (i = 0; i < m->n_function; i++) {
+		const Perftools__Profiles__Function *f = m->function[i];
+		uint64_t id;
+
+		if (f->id == 0) {
+			pprof_error(r->err, r->errlen, "function with id 0");
+			return -1;
+		}
+		if (pprof_str(r, f->name, "function name", &name) != 0 ||
+		    pprof_str(r, f->system_name, "function system name",
+		    &system_name) != 0 ||
+		    pprof_str(r, f->filename, "function file name",
+		    &filename) != 0)
+			return -1;
+		id = profile_function_ids(r->p, name, system_name, filename,
+		    f->start_line);
+		if (pprof_map_put(&r->functions, f->id, id) != 0) {
+			pprof_error(r->err, r->errlen,
+			    "function id %" PRIu64 " is not unique", f->id);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Append model location ID to the frame pool. */
+static void
+pprof_push_frame(struct pprof_reader *r, uint64_t id)
+{
+	void *v = r->frame_pool;
+
+	xgrow(&v, &r->frame_pool_cap, r->nframe_pool + 1,
+	    sizeof *r->frame_pool);
+	r->frame_pool = v;
+	r->frame_pool[r->nframe_pool++] = id;
+}
+
+/* Read the location table, expanding inlined lines into frames. */
+static int
+pprof_read_locations(struct pprof_reader *r)
+{
+	const Perftools__Profiles__Profile *m = r->m;
+	struct profile *p = r->p;
+	size_t i, j, fid;
+	uint64_t id;
+	char addr[32];
+
+	if (m->n_location != 0)
+		r->frames = xcalloc(m->n_location, sizeof *r->frames);
+	for (i = 0; i < m->n_location; i++) {
+		const Perftools__Profiles__Location *l = m->location[i];
+
+		if (l->id == 0) {
+			pprof_error(r->err, r->errlen, "location with id 0");
+			return -1;
+		}
+		if (pprof_map_put(&r->locations, l->id, i) != 0) {
+			pprof_error(r->err, r->errlen,
+			    "location id %" PRIu64 " is not unique", l->id);
+			return -1;
+		}
+		r->frames[i].off = r->nframe_pool;
+		for (j = 0; j < l->n_line; j++) {
+			const Perftools__Profiles__Line *ln = l->line[j];
+
+			if (ln->function_id == 0)
+				fid = profile_function_ids(p, 0, 0, 0, 0);
+			else if (pprof_map_get(&r->functions, ln->function_id,
+			    &fid) != 0) {
+				pprof_error(r->err, r->errlen, "location %"
+				    PRIu64 " refers to unknown function %"
+				    PRIu64, l->id, ln->function_id);
+				return -1;
+			}
+			pprof_push_frame(r, profile_location(p, fid,
+			    ln->line));
+		}
+		if (l->n_line == 0) {
+			/* Unsymbolized: the address is all there is. */
+			snprintf(addr, sizeof addr, "0x%" PRIx64, l->address);
+			id = profile_intern(p, l->address ? addr : NULL);
+			fid = profile_function_ids(p, id, id, 0, 0);
+			pprof_push_frame(r, profile_location(p, fid, 0));
+		}
+		r->frames[i].n = r->nframe_pool - r->frames[i].off;
+	}
+	return 0;
+}
+
+/* Read the samples, checking every location id, value and label. */
+static int
+pprof_read_samples(struct pprof_reader *r)
+{
+	const Perftools__Profiles__Profile *m = r->m;
+	struct profile_label *labels = NULL;
+	size_t labels_cap = 0, total = 0, i, j, k, idx;
+	uint64_t *stack = NULL;
+	size_t stack_cap = 0, nstack;
+	void *v;
+	int rc = -1;
+
+	for (i = 0; i < m->n_sample; i++) {
+		const Perftools__Profiles__Sample *s = m->sample[i];
+
+		if (s->n_value != m->n_sample_type) {
+			pprof_error(r->err, r->errlen, "sample %zu has %zu "
+			    "values for %zu sample types", i, s->n_value,
+			    m->n_sample_type);
+			goto out;
+		}
+		nstack = 0;
+		for (j = 0; j < s->n_location_id; j++) {
+			const struct pprof_frames *f;
+
+			if (pprof_map_get(&r->locations, s->location_id[j],
+			    &idx) != 0) {
+				pprof_error(r->err, r->errlen, "sample %zu "
+				    "refers to unknown location %" PRIu64, i,
+				    s->location_id[j]);
+				goto out;
+			}
+			f = &r->frames[idx];
+			if (f->n > PPROF_MAX_FRAMES - total) {
+				pprof_error(r->err, r->errlen, "profile has "
+				    "more than %zu frames", PPROF_MAX_FRAMES);
+				goto out;
+			}
+			total += f->n;
+			v = stack;
+			xgrow(&v, &stack_cap, nstack + f->n, sizeof *stack);
+			stack = v;
+			for (k = 0; k < f->n; k++)
+				stack[nstack++] = r->frame_pool[f->off + k];
+		}
+		v = labels;
+		xgrow(&v, &labels_cap, s->n_label + 1, sizeof *labels);
+		labels = v;
+		for (j = 0; j < s->n_label; j++) {
+			const Perftools__Profiles__Label *l = s->label[j];
+
+			if (pprof_str(r, l->key, "label key",
+			    &labels[j].key) != 0 ||
+			    pprof_str(r, l->str, "label value",
+			    &labels[j].str) != 0 ||
+			    pprof_str(r, l->num_unit, "label unit",
+			    &labels[j].num_unit) != 0)
+				goto out;
+			labels[j].num = l->num;
+		}
+		profile_add_sample(r->p, stack, nstack, s->value, labels,
+		    s->n_label);
+	}
+	rc = 0;
+out:
+	free(stack);
+	free(labels);
+	return rc;
+}
+
+struct profile *
+pprof_parse(const uint8_t *buf, size_t len, char *err, size_t errlen)
+{
+	struct pprof_budget budget;
+	ProtobufCAllocator alloc;
+	struct pprof_reader r;
+	uint8_t *raw = NULL;
+	size_t rawlen = len;
+	struct profile *p = NULL;
+
+	memset(&r, 0, sizeof r);
+	r.err = err;
+	r.errlen = errlen;
+	if (pprof_is_gzip(buf, len)) {
+		raw = pprof_gunzip(buf, len, &rawlen, err, errlen);
+		if (raw == NULL)
+			return NULL;
+		buf = raw;
+	} else if (len > PPROF_MAX_DECOMPRESSED) {
+		pprof_error(err, errlen, "profile is larger than %zu MiB",
+		    PPROF_MAX_DECOMPRESSED >> 20);
+		return NULL;
+	}
+
+	budget.used = 0;
+	budget.refused = 0;
+	budget.limit = PPROF_UNPACK_FLOOR + rawlen * PPROF_UNPACK_RATIO;
+	alloc.alloc = pprof_budget_alloc;
+	alloc.free = pprof_budget_free;
+	alloc.allocator_data = &budget;
+	r.m = perftools__profiles__profile__unpack(&alloc, rawlen, buf);
+	free(raw);
+	if (r.m == NULL) {
+		if (budget.refused)
+			pprof_error(err, errlen, "profile needs too much "
+			    "memory to decode");
+		else
+			pprof_error(err, errlen, "not a valid profile "
+			    "protobuf");
+		return NULL;
+	}
+
+	r.p = profile_new();
+	if (pprof_read_strings(&r) != 0 ||
+	    pprof_read_header(&r) != 0 ||
+	    pprof_read_functions(&r) != 0 ||
+	    pprof_read_locations(&r) != 0 ||
+	    pprof_read_samples(&r) != 0)
+		profile_free(r.p);
+	else
+		p = r.p;
+
+	perftools__profiles__profile__free_unpacked(
+	    (Perftools__Profiles__Profile *)r.m, &alloc);
+	free(r.strmap);
+	pprof_map_free(&r.functions);
+	pprof_map_free(&r.locations);
+	free(r.frames);
+	free(r.frame_pool);
+	return p;
+}
