@@ -1,0 +1,528 @@
+/*
+ * text.c: the human-readable report (see text.h).
+ *
+ * Everything is computed from the model in one pass per table and printed
+ * with column widths measured from the rows actually shown, so columns line
+ * up whatever the magnitudes.  Orders are total: ties fall back to names
+ * and then ids, so the same profile always gives the same report.  Times
+ * are shown in milliseconds when the value is in nanoseconds; other units
+ * are printed as integers.  Nothing here changes the profile.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text.h"
+#include "xmalloc.h"
+
+/* Widest function name column before names overflow it. */
+#define TEXT_NAME_WIDTH 60
+
+/* One row of a function table. */
+struct text_func {
+	size_t id;		/* function index + 1 */
+	const char *name;
+	char *where;		/* "file:line" or "" */
+	int64_t self, cum;
+};
+
+/* One row of the thread table. */
+struct text_thread {
+	int has_num;
+	int64_t num;
+	const char *name;
+	int64_t value;
+};
+
+/* How values print: nanoseconds as ms, anything else as integers. */
+struct text_unit {
+	int ms;
+	const char *suffix;	/* column header suffix: "ms", "", unit */
+};
+
+/* The VM states of the breakdown, in print order. */
+static const struct {
+	const char *key, *value, *title;
+} text_states[] = {
+	{ "%GVL", "blocked", "GVL blocked (%GVL=blocked)" },
+	{ "%GVL", "wait", "GVL wait (%GVL=wait)" },
+	{ "%GC", "mark", "GC marking (%GC=mark)" },
+	{ "%GC", "sweep", "GC sweeping (%GC=sweep)" },
+};
+#define TEXT_NSTATES (sizeof text_states / sizeof text_states[0])
+
+/* Format V with thousands separators into BUF. */
+static char *
+text_fmt_int(char *buf, size_t len, int64_t v)
+{
+	char digits[32];
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	size_t n, i, at = 0;
+
+	n = (size_t)snprintf(digits, sizeof digits, "%" PRIu64, u);
+	if (v < 0 && at + 1 < len)
+		buf[at++] = '-';
+	for (i = 0; i < n && at + 1 < len; i++) {
+		if (i != 0 && (n - i) % 3 == 0 && at + 2 < len)
+			buf[at++] = ',';
+		buf[at++] = digits[i];
+	}
+	buf[at] = '\0';
+	return buf;
+}
+
+/* Format V (in UNIT) for a table cell into BUF. */
+static char *
+text_fmt_value(char *buf, size_t len, const struct text_unit *u, int64_t v)
+{
+	char whole[32];
+	int64_t ms, frac;
+	int neg = v < 0;
+
+	if (!u->ms)
+		return text_fmt_int(buf, len, v);
+	/* Round to hundredths of a millisecond without going through double. */
+	if (neg)
+		v = v == INT64_MIN ? INT64_MAX : -v;
+	ms = v / 1000000;
+	frac = (v % 1000000 + 5000) / 10000;
+	if (frac == 100) {
+		ms++;
+		frac = 0;
+	}
+	text_fmt_int(whole, sizeof whole, ms);
+	snprintf(buf, len, "%s%s.%02d", neg ? "-" : "", whole, (int)frac);
+	return buf;
+}
+
+/* Format V as a percentage of TOTAL into BUF. */
+static char *
+text_fmt_pct(char *buf, size_t len, int64_t v, int64_t total)
+{
+	if (total == 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.1f%%", 100.0 * (double)v /
+		    (double)total);
+	return buf;
+}
+
+/* Print a comment that holds a count, with separators when numeric. */
+static void
+text_print_count(FILE *fp, const char *title, const char *value)
+{
+	char buf[48], *end;
+	long long n;
+
+	errno = 0;
+	n = strtoll(value, &end, 10);
+	if (*value != '\0' && *end == '\0' && errno == 0)
+		value = text_fmt_int(buf, sizeof buf, n);
+	fprintf(fp, "%-10s%s\n", title, value);
+}
+
+/* Print the header lines. */
+static void
+text_print_header(const struct profile *p, FILE *fp, size_t vi,
+    const struct text_unit *u, int64_t total)
+{
+	const char *command = profile_comment_value(p, "command");
+	const char *mode = profile_comment_value(p, "mode");
+	const char *freq = profile_comment_value(p, "frequency");
+	const char *samples = profile_comment_value(p, "samples");
+	const char *triggers = profile_comment_value(p, "triggers");
+	const char *rperf = profile_comment_value(p, "rperf");
+	const char *ruby = profile_comment_value(p, "ruby");
+	const char *type = profile_str(p, p->value_types[vi].type);
+	char buf[64];
+
+	if (rperf != NULL || ruby != NULL) {
+		fprintf(fp, "%-10s", "Recorder:");
+		if (rperf != NULL)
+			fprintf(fp, "rperf %s%s", rperf, ruby ? ", " : "");
+		if (ruby != NULL)
+			fprintf(fp, "ruby %s", ruby);
+		fputc('\n', fp);
+	}
+	if (command != NULL)
+		fprintf(fp, "%-10s%s\n", "Command:", command);
+	fprintf(fp, "%-10s%s", "Mode:", mode ? mode : type);
+	if (freq != NULL)
+		fprintf(fp, ", %s Hz", freq);
+	fputc('\n', fp);
+	fprintf(fp, "%-10s%s%s%s (%s)\n", "Total:",
+	    text_fmt_value(buf, sizeof buf, u, total), *u->suffix ? " " : "",
+	    u->suffix, type);
+	if (p->duration_nanos > 0) {
+		struct text_unit ms = { 1, "ms" };
+
+		fprintf(fp, "%-10s%s ms\n", "Duration:",
+		    text_fmt_value(buf, sizeof buf, &ms, p->duration_nanos));
+	}
+	if (samples != NULL)
+		text_print_count(fp, "Samples:", samples);
+	else {
+		snprintf(buf, sizeof buf, "%zu", p->nsamples);
+		text_print_count(fp, "Samples:", buf);
+	}
+	if (triggers != NULL)
+		text_print_count(fp, "Triggers:", triggers);
+}
+
+/* Order functions by self value, descending, then name, location, id. */
+static int
+text_cmp_self(const void *a, const void *b)
+{
+	const struct text_func *fa = a, *fb = b;
+	int c;
+
+	if (fa->self != fb->self)
+		return fa->self > fb->self ? -1 : 1;
+	if ((c = strcmp(fa->name, fb->name)) != 0)
+		return c;
+	if ((c = strcmp(fa->where, fb->where)) != 0)
+		return c;
+	return fa->id < fb->id ? -1 : fa->id > fb->id;
+}
+
+/* Order functions by cumulative value, descending, then as text_cmp_self. */
+static int
+text_cmp_cum(const void *a, const void *b)
+{
+	const struct text_func *fa = a, *fb = b;
+
+	if (fa->cum != fb->cum)
+		return fa->cum > fb->cum ? -1 : 1;
+	return text_cmp_self(a, b);
+}
+
+/* Print the top rows of FUNCS (already sorted) by self or cumulative. */
+static void
+text_print_functions(FILE *fp, const struct text_func *funcs, size_t n,
+    size_t nall, size_t top, int cum, const struct text_unit *u,
+    int64_t total)
+{
+	char buf[64], pct[32], head[64];
+	size_t i, rows = n < top ? n : top, vw, nw = strlen("Function"), len;
+
+	snprintf(head, sizeof head, "%s%s%s", cum ? "Cum" : "Self",
+	    *u->suffix ? " " : "", u->suffix);
+	vw = strlen(head);
+	for (i = 0; i < rows; i++) {
+		text_fmt_value(buf, sizeof buf, u, cum ? funcs[i].cum :
+		    funcs[i].self);
+		if (strlen(buf) > vw)
+			vw = strlen(buf);
+		len = strlen(funcs[i].name);
+		if (len > nw)
+			nw = len > TEXT_NAME_WIDTH ? TEXT_NAME_WIDTH : len;
+	}
+
+	fprintf(fp, "\n%s (top %zu of %zu functions):\n",
+	    cum ? "Cumulative" : "Flat", rows, nall);
+	fprintf(fp, "  %*s  %6s  %-*s  %s\n", (int)vw, head, "%", (int)nw,
+	    "Function", "Location");
+	for (i = 0; i < rows; i++) {
+		int64_t v = cum ? funcs[i].cum : funcs[i].self;
+
+		text_fmt_value(buf, sizeof buf, u, v);
+		text_fmt_pct(pct, sizeof pct, v, total);
+		if (*funcs[i].where == '\0')
+			fprintf(fp, "  %*s  %6s  %s\n", (int)vw, buf, pct,
+			    funcs[i].name);
+		else
+			fprintf(fp, "  %*s  %6s  %-*s  %s\n", (int)vw, buf,
+			    pct, (int)nw, funcs[i].name, funcs[i].where);
+	}
+}
+
+/* Build the function rows and print the flat and cumulative tables. */
+static void
+text_functions(const struct profile *p, FILE *fp, size_t vi, size_t top,
+    int sort_cum, const struct text_unit *u, int64_t total)
+{
+	struct text_func *funcs, *rows;
+	size_t *stamp, i, n = 0, pass;
+	uint32_t j;
+
+	if (p->nfunctions == 0)
+		return;
+	funcs = xcalloc(p->nfunctions, sizeof *funcs);
+	stamp = xcalloc(p->nfunctions, sizeof *stamp);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		const uint64_t *locs = profile_sample_locs(p, s);
+		int64_t w = profile_sample_values(p, s)[vi];
+
+		for (j = 0; j < s->nloc; j++) {
+			const struct profile_location *l;
+			size_t f;
+
+			if (locs[j] == 0 || locs[j] > p->nlocations)
+				continue;
+			l = &p->locations[locs[j] - 1];
+			if (l->function == 0 || l->function > p->nfunctions)
+				continue;
+			f = l->function - 1;
+			if (j == 0)
+				funcs[f].self = profile_add_sat(funcs[f].self,
+				    w);
+			if (stamp[f] != i + 1) {
+				stamp[f] = i + 1;
+				funcs[f].cum = profile_add_sat(funcs[f].cum,
+				    w);
+			}
+		}
+	}
+	free(stamp);
+
+	rows = xcalloc(p->nfunctions, sizeof *rows);
+	for (i = 0; i < p->nfunctions; i++) {
+		const struct profile_function *f = &p->functions[i];
+		const char *file = profile_str(p, f->filename);
+
+		if (funcs[i].self == 0 && funcs[i].cum == 0)
+			continue;
+		rows[n] = funcs[i];
+		rows[n].id = i + 1;
+		rows[n].name = profile_str(p, f->name);
+		if (*rows[n].name == '\0')
+			rows[n].name = "[unknown]";
+		if (*file == '\0')
+			rows[n].where = xstrdup("");
+		else if (f->start_line > 0)
+			rows[n].where = xasprintf("%s:%" PRId64, file,
+			    f->start_line);
+		else
+			rows[n].where = xstrdup(file);
+		n++;
+	}
+	for (pass = 0; pass < 2; pass++) {
+		int cum = (pass == 0) == (sort_cum != 0);
+
+		qsort(rows, n, sizeof *rows, cum ? text_cmp_cum :
+		    text_cmp_self);
+		text_print_functions(fp, rows, n, n, top, cum, u, total);
+	}
+	for (i = 0; i < n; i++)
+		free(rows[i].where);
+	free(rows);
+	free(funcs);
+}
+
+/* Print the VM-state breakdown when the profile records VM states. */
+static void
+text_states_table(const struct profile *p, FILE *fp, size_t vi,
+    const struct text_unit *u, int64_t total)
+{
+	int64_t sums[TEXT_NSTATES + 2] = { 0 };
+	const char *titles[TEXT_NSTATES + 2];
+	char buf[64], pct[32], head[64];
+	size_t i, k, vw;
+	int any = profile_comment_value(p, "rperf") != NULL;
+
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		const char *gvl = profile_sample_label_str(p, s, "%GVL");
+		const char *gc = profile_sample_label_str(p, s, "%GC");
+		int64_t w = profile_sample_values(p, s)[vi];
+
+		k = 0;		/* normal execution */
+		if (gvl != NULL || gc != NULL) {
+			any = 1;
+			k = TEXT_NSTATES + 1;	/* other */
+			for (size_t t = 0; t < TEXT_NSTATES; t++) {
+				const char *v = text_states[t].key[2] == 'V' ?
+				    gvl : gc;
+
+				if (v != NULL &&
+				    strcmp(v, text_states[t].value) == 0) {
+					k = t + 1;
+					break;
+				}
+			}
+		}
+		sums[k] = profile_add_sat(sums[k], w);
+	}
+	if (!any)
+		return;
+	titles[0] = "normal execution";
+	for (k = 0; k < TEXT_NSTATES; k++)
+		titles[k + 1] = text_states[k].title;
+	titles[TEXT_NSTATES + 1] = "other VM state";
+
+	snprintf(head, sizeof head, "Value%s%s", *u->suffix ? " " : "",
+	    u->suffix);
+	vw = strlen(head);
+	for (k = 0; k < TEXT_NSTATES + 2; k++) {
+		text_fmt_value(buf, sizeof buf, u, sums[k]);
+		if (strlen(buf) > vw)
+			vw = strlen(buf);
+	}
+	fprintf(fp, "\nVM state:\n");
+	fprintf(fp, "  %*s  %6s  %s\n", (int)vw, head, "%", "State");
+	for (k = 0; k < TEXT_NSTATES + 2; k++) {
+		if (k == TEXT_NSTATES + 1 && sums[k] == 0)
+			continue;
+		fprintf(fp, "  %*s  %6s  %s\n", (int)vw,
+		    text_fmt_value(buf, sizeof buf, u, sums[k]),
+		    text_fmt_pct(pct, sizeof pct, sums[k], total), titles[k]);
+	}
+}
+
+/* Order threads by value, descending, then number, then name. */
+static int
+text_cmp_thread(const void *a, const void *b)
+{
+	const struct text_thread *ta = a, *tb = b;
+
+	if (ta->value != tb->value)
+		return ta->value > tb->value ? -1 : 1;
+	if (ta->has_num != tb->has_num)
+		return ta->has_num ? -1 : 1;
+	if (ta->num != tb->num)
+		return ta->num < tb->num ? -1 : 1;
+	return strcmp(ta->name, tb->name);
+}
+
+/* Order threads by number, then name (to group equal ones). */
+static int
+text_cmp_thread_key(const void *a, const void *b)
+{
+	const struct text_thread *ta = a, *tb = b;
+
+	if (ta->has_num != tb->has_num)
+		return ta->has_num ? -1 : 1;
+	if (ta->num != tb->num)
+		return ta->num < tb->num ? -1 : 1;
+	return strcmp(ta->name, tb->name);
+}
+
+/* Print the thread table when samples carry thread labels. */
+static void
+text_threads_table(const struct profile *p, FILE *fp, size_t vi,
+    size_t top, const struct text_unit *u, int64_t total)
+{
+	struct text_thread *t;
+	char buf[64], pct[32], head[64], num[32];
+	size_t i, j, n = 0, nw = strlen("Name"), tw = strlen("Thread"), vw;
+	int any = 0;
+
+	if (p->nsamples == 0)
+		return;
+	t = xcalloc(p->nsamples, sizeof *t);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		const struct profile_label *l;
+		const char *name;
+
+		l = profile_sample_label(p, s, "thread");
+		name = profile_sample_label_str(p, s, "thread_name");
+		if (l != NULL && l->str == 0) {
+			t[i].has_num = 1;
+			t[i].num = l->num;
+			any = 1;
+		}
+		t[i].name = name ? name : "";
+		t[i].value = profile_sample_values(p, s)[vi];
+	}
+	if (!any) {
+		free(t);
+		return;
+	}
+	qsort(t, p->nsamples, sizeof *t, text_cmp_thread_key);
+	for (i = 0; i < p->nsamples; i = j) {
+		t[n] = t[i];
+		for (j = i + 1; j < p->nsamples &&
+		    text_cmp_thread_key(&t[i], &t[j]) == 0; j++)
+			t[n].value = profile_add_sat(t[n].value, t[j].value);
+		n++;
+	}
+	qsort(t, n, sizeof *t, text_cmp_thread);
+	if (n > top)
+		n = top;
+
+	snprintf(head, sizeof head, "Value%s%s", *u->suffix ? " " : "",
+	    u->suffix);
+	vw = strlen(head);
+	for (i = 0; i < n; i++) {
+		text_fmt_value(buf, sizeof buf, u, t[i].value);
+		if (strlen(buf) > vw)
+			vw = strlen(buf);
+		if (strlen(t[i].name) > nw)
+			nw = strlen(t[i].name);
+		snprintf(num, sizeof num, "%" PRId64, t[i].num);
+		if (strlen(num) > tw)
+			tw = strlen(num);
+	}
+	if (nw > TEXT_NAME_WIDTH)
+		nw = TEXT_NAME_WIDTH;
+	fprintf(fp, "\nThreads:\n");
+	fprintf(fp, "  %*s  %-*s  %*s  %6s\n", (int)tw, "Thread", (int)nw,
+	    "Name", (int)vw, head, "%");
+	for (i = 0; i < n; i++) {
+		if (t[i].has_num)
+			snprintf(num, sizeof num, "%" PRId64, t[i].num);
+		else
+			snprintf(num, sizeof num, "-");
+		fprintf(fp, "  %*s  %-*s  %*s  %6s\n", (int)tw, num, (int)nw,
+		    t[i].name, (int)vw,
+		    text_fmt_value(buf, sizeof buf, u, t[i].value),
+		    text_fmt_pct(pct, sizeof pct, t[i].value, total));
+	}
+	free(t);
+}
+
+void
+text_opts_init(struct text_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->top = TEXT_DEFAULT_TOP;
+	o->value_index = TEXT_VALUE_DEFAULT;
+}
+
+int
+text_write(const struct profile *p, FILE *fp, const struct text_opts *o)
+{
+	struct text_opts defaults;
+	struct text_unit u = { 0, "" };
+	const char *unit;
+	size_t vi, top;
+	int64_t total;
+
+	if (o == NULL) {
+		text_opts_init(&defaults);
+		o = &defaults;
+	}
+	top = o->top ? o->top : TEXT_DEFAULT_TOP;
+	vi = o->value_index;
+	if (vi >= p->nvalue_types)
+		vi = p->default_value;
+
+	if (p->nsamples == 0 || vi >= p->nvalue_types) {
+		fprintf(fp, "profile is empty: no samples\n");
+		goto out;
+	}
+	unit = profile_str(p, p->value_types[vi].unit);
+	if (strcmp(unit, "nanoseconds") == 0) {
+		u.ms = 1;
+		u.suffix = "ms";
+	} else if (strcmp(unit, "count") != 0)
+		u.suffix = unit;
+
+	total = profile_total(p, vi);
+	text_print_header(p, fp, vi, &u, total);
+	text_functions(p, fp, vi, top, o->sort_cum, &u, total);
+	text_states_table(p, fp, vi, &u, total);
+	text_threads_table(p, fp, vi, top, &u, total);
+out:
+	if (fflush(fp) != 0)
+		return -1;
+	if (ferror(fp)) {
+		errno = EIO;
+		return -1;
+	}
+	return 0;
+}
