@@ -1,0 +1,62 @@
+/*
+ * output.h: choosing a profile format and moving whole profiles between
+ * the model and files: atomic writes, capped reads, format detection.
+ */
+#ifndef RPERF_OUTPUT_H
+#define RPERF_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+#include "text.h"
+
+/* Largest file profile_read() accepts. */
+#define PROFILE_READ_MAX ((size_t)1 << 30)
+
+enum profile_format {
+	PROFILE_FORMAT_NONE,
+	PROFILE_FORMAT_PPROF,
+	PROFILE_FORMAT_FOLDED,
+	PROFILE_FORMAT_TEXT,
+};
+
+/* "pprof", "folded" or "text"; PROFILE_FORMAT_NONE for anything else. */
+enum profile_format profile_format_from_name(const char *name);
+/* By extension: .pb.gz .pprof .pb .data -> pprof; .folded .collapsed ->
+ * folded; .txt -> text; PROFILE_FORMAT_NONE for anything else. */
+enum profile_format profile_format_from_path(const char *path);
+/* "pprof", "folded", "text", or "none". */
+const char *profile_format_name(enum profile_format fmt);
+
+/*
+ * Write P in format FMT to PATH ("-" is stdout).  A regular file is
+ * written to a temporary file in the same directory, synced and renamed
+ * into place, so it is either complete or untouched; an existing special
+ * file (/dev/null, a FIFO) is written directly.  Folded and text use
+ * TOPTS->value_index (TOPTS may be NULL: the profile's default value).
+ * Returns 0, or -1 with e.g. "cannot write 'PATH': Permission denied" in
+ * ERR and no file left behind.
+ */
+int profile_write_file(const struct profile *p, const char *path,
+    enum profile_format fmt, const struct text_opts *topts, char *err,
+    size_t errlen);
+
+/*
+ * Read the pprof (gzipped or raw) or folded profile at PATH ("-" is
+ * stdin), at most PROFILE_READ_MAX bytes, detecting the format from the
+ * content.  Returns NULL with a one-line message naming PATH in ERR, e.g.
+ * "cannot read 'x': No such file or directory", "'x' is empty",
+ * "'x' is not a pprof or folded profile" or
+ * "'x' is truncated or corrupt: <detail>".
+ */
+struct profile *profile_read(const char *path, char *err, size_t errlen);
+/* profile_read(), also storing the format found in *FMT (may be NULL). */
+struct profile *profile_read_format(const char *path,
+    enum profile_format *fmt, char *err, size_t errlen);
+
+/* Parse LEN bytes in memory as profile_read() does; NAME is for errors. */
+struct profile *profile_parse_buffer(const uint8_t *buf, size_t len,
+    const char *name, enum profile_format *fmt, char *err, size_t errlen);
+
+#endif
