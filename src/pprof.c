@@ -28,6 +28,11 @@
 /* protobuf-c may allocate this many bytes per input byte, plus a floor. */
 #define PPROF_UNPACK_RATIO 48
 #define PPROF_UNPACK_FLOOR ((size_t)1 << 20)
+/* Frames (after inline expansion) allowed per input byte, plus a floor:
+ * far above any real profile, far below what a few repeated inlined
+ * locations could make a small input declare. */
+#define PPROF_FRAMES_RATIO 16
+#define PPROF_FRAMES_FLOOR ((size_t)1 << 20)
 
 /* A deflate stream that protobuf-c appends to, writing into a FILE. */
 struct pprof_out {
@@ -67,6 +72,7 @@ struct pprof_reader {
 	struct pprof_frames *frames;
 	uint64_t *frame_pool;
 	size_t nframe_pool, frame_pool_cap;
+	size_t max_frames;	/* frames allowed in all samples together */
 	char *err;
 	size_t errlen;
 };
@@ -692,9 +698,9 @@ pprof_read_samples(struct pprof_reader *r)
 				goto out;
 			}
 			f = &r->frames[idx];
-			if (f->n > PPROF_MAX_FRAMES - total) {
+			if (f->n > r->max_frames - total) {
 				pprof_error(r->err, r->errlen, "profile has "
-				    "more than %zu frames", PPROF_MAX_FRAMES);
+				    "more than %zu frames", r->max_frames);
 				goto out;
 			}
 			total += f->n;
@@ -771,6 +777,9 @@ pprof_parse(const uint8_t *buf, size_t len, char *err, size_t errlen)
 		return NULL;
 	}
 
+	r.max_frames = PPROF_FRAMES_FLOOR + rawlen * PPROF_FRAMES_RATIO;
+	if (r.max_frames > PPROF_MAX_FRAMES)
+		r.max_frames = PPROF_MAX_FRAMES;
 	r.p = profile_new();
 	if (pprof_read_strings(&r) != 0 ||
 	    pprof_read_header(&r) != 0 ||
