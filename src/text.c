@@ -109,6 +109,18 @@ text_fmt_pct(char *buf, size_t len, int64_t v, int64_t total)
 	return buf;
 }
 
+/* The header of a table's value column for unit U. */
+static void
+text_value_head(char *buf, size_t len, const struct text_unit *u)
+{
+	if (u->ms)
+		snprintf(buf, len, "Time ms");
+	else if (*u->suffix != '\0')
+		snprintf(buf, len, "Value %s", u->suffix);
+	else
+		snprintf(buf, len, "Count");
+}
+
 /* Print a comment that holds a count, with separators when numeric. */
 static void
 text_print_count(FILE *fp, const char *title, const char *value)
@@ -149,8 +161,16 @@ text_print_header(const struct profile *p, FILE *fp, size_t vi,
 	if (command != NULL)
 		fprintf(fp, "%-10s%s\n", "Command:", command);
 	fprintf(fp, "%-10s%s", "Mode:", mode ? mode : type);
-	if (freq != NULL)
+	if (freq != NULL) {
+		char *end;
+		long long n;
+
+		errno = 0;
+		n = strtoll(freq, &end, 10);
+		if (*freq != '\0' && *end == '\0' && errno == 0)
+			freq = text_fmt_int(buf, sizeof buf, n);
 		fprintf(fp, ", %s Hz", freq);
+	}
 	fputc('\n', fp);
 	fprintf(fp, "%-10s%s%s%s (%s)\n", "Total:",
 	    text_fmt_value(buf, sizeof buf, u, total), *u->suffix ? " " : "",
@@ -200,42 +220,51 @@ text_cmp_cum(const void *a, const void *b)
 
 /* Print the top rows of FUNCS (already sorted) by self or cumulative. */
 static void
-text_print_functions(FILE *fp, const struct text_func *funcs, size_t n,
+text_print_functions(FILE *fp, const struct text_func *all, size_t n,
     size_t nall, size_t top, int cum, const struct text_unit *u,
     int64_t total)
 {
 	char buf[64], pct[32], head[64];
-	size_t i, rows = n < top ? n : top, vw, nw = strlen("Function"), len;
+	size_t i, rows = 0, vw, nw = strlen("Function"), len;
+	const struct text_func **funcs;
+
+	/* The rows worth something, in order (negative values included). */
+	funcs = xcalloc(n ? n : 1, sizeof *funcs);
+	for (i = 0; i < n && rows < top; i++) {
+		if ((cum ? all[i].cum : all[i].self) != 0)
+			funcs[rows++] = &all[i];
+	}
 
 	snprintf(head, sizeof head, "%s%s%s", cum ? "Cum" : "Self",
 	    *u->suffix ? " " : "", u->suffix);
 	vw = strlen(head);
 	for (i = 0; i < rows; i++) {
-		text_fmt_value(buf, sizeof buf, u, cum ? funcs[i].cum :
-		    funcs[i].self);
+		text_fmt_value(buf, sizeof buf, u, cum ? funcs[i]->cum :
+		    funcs[i]->self);
 		if (strlen(buf) > vw)
 			vw = strlen(buf);
-		len = strlen(funcs[i].name);
+		len = strlen(funcs[i]->name);
 		if (len > nw)
 			nw = len > TEXT_NAME_WIDTH ? TEXT_NAME_WIDTH : len;
 	}
 
 	fprintf(fp, "\n%s (top %zu of %zu functions):\n",
-	    cum ? "Cumulative" : "Flat", rows, nall);
+	    cum ? "Cumulative profile" : "Flat profile", rows, nall);
 	fprintf(fp, "  %*s  %6s  %-*s  %s\n", (int)vw, head, "%", (int)nw,
 	    "Function", "Location");
 	for (i = 0; i < rows; i++) {
-		int64_t v = cum ? funcs[i].cum : funcs[i].self;
+		int64_t v = cum ? funcs[i]->cum : funcs[i]->self;
 
 		text_fmt_value(buf, sizeof buf, u, v);
 		text_fmt_pct(pct, sizeof pct, v, total);
-		if (*funcs[i].where == '\0')
+		if (*funcs[i]->where == '\0')
 			fprintf(fp, "  %*s  %6s  %s\n", (int)vw, buf, pct,
-			    funcs[i].name);
+			    funcs[i]->name);
 		else
 			fprintf(fp, "  %*s  %6s  %-*s  %s\n", (int)vw, buf,
-			    pct, (int)nw, funcs[i].name, funcs[i].where);
+			    pct, (int)nw, funcs[i]->name, funcs[i]->where);
 	}
+	free(funcs);
 }
 
 /* Build the function rows and print the flat and cumulative tables. */
@@ -301,10 +330,16 @@ text_functions(const struct profile *p, FILE *fp, size_t vi, size_t top,
 	}
 	for (pass = 0; pass < 2; pass++) {
 		int cum = (pass == 0) == (sort_cum != 0);
+		size_t shown = 0;
 
 		qsort(rows, n, sizeof *rows, cum ? text_cmp_cum :
 		    text_cmp_self);
-		text_print_functions(fp, rows, n, n, top, cum, u, total);
+		/* Sorted by value, so rows worth 0 are at the end (or not). */
+		for (i = 0; i < n; i++) {
+			if ((cum ? rows[i].cum : rows[i].self) != 0)
+				shown++;
+		}
+		text_print_functions(fp, rows, n, shown, top, cum, u, total);
 	}
 	for (i = 0; i < n; i++)
 		free(rows[i].where);
@@ -353,8 +388,7 @@ text_states_table(const struct profile *p, FILE *fp, size_t vi,
 		titles[k + 1] = text_states[k].title;
 	titles[TEXT_NSTATES + 1] = "other VM state";
 
-	snprintf(head, sizeof head, "Value%s%s", *u->suffix ? " " : "",
-	    u->suffix);
+	text_value_head(head, sizeof head, u);
 	vw = strlen(head);
 	for (k = 0; k < TEXT_NSTATES + 2; k++) {
 		text_fmt_value(buf, sizeof buf, u, sums[k]);
@@ -444,8 +478,7 @@ text_threads_table(const struct profile *p, FILE *fp, size_t vi,
 	if (n > top)
 		n = top;
 
-	snprintf(head, sizeof head, "Value%s%s", *u->suffix ? " " : "",
-	    u->suffix);
+	text_value_head(head, sizeof head, u);
 	vw = strlen(head);
 	for (i = 0; i < n; i++) {
 		text_fmt_value(buf, sizeof buf, u, t[i].value);
