@@ -1,0 +1,82 @@
+/*
+ * cmd.h: the command table.  Each subcommand lives in src/cmd-NAME.c and
+ * exports one struct cmd_entry; cmd.c lists them.  A command's options
+ * table is the single source of truth for its --help text, for the
+ * completion helper the shell scripts call, and for the consistency test
+ * that compares them with the man pages.
+ */
+#ifndef RPERF_CMD_H
+#define RPERF_CMD_H
+
+#include <getopt.h>
+#include <stdio.h>
+
+/* Exit statuses of the commands that do not pass a script's through. */
+#define RPERF_EXIT_OK		0
+#define RPERF_EXIT_FAILURE	1
+#define RPERF_EXIT_USAGE	2
+
+struct cmd_option {
+	const char *long_name;	/* without the leading "--" */
+	int short_name;		/* 0 when there is none */
+	int short_alias;	/* a second short name, or 0 */
+	int has_arg;		/* no_argument, required_argument, optional_argument */
+	const char *arg_name;	/* "HZ", "FILE"; NULL without an argument */
+	const char *help;	/* one line, lower-case, no full stop */
+	/* What a completion offers for the argument: a space-separated
+	 * list of words, or one of "@file", "@dir", "@pprof" (profiles),
+	 * "@number"; NULL when the option takes none. */
+	const char *complete;
+	int id;			/* what cmd_getopt returns for it */
+};
+
+struct cmd_entry {
+	const char *name;
+	const char *usage;	/* arguments after "rperf NAME", as in the man page */
+	const char *summary;	/* one line for "rperf --help" */
+	const struct cmd_option *options;	/* ends with an all-zero entry */
+	/* Words that complete the command's operands: "@rb", "@pprof". */
+	const char *operands;
+	int (*exec)(int argc, char **argv);
+};
+
+extern const struct cmd_entry cmd_record_entry;
+
+/* All commands, in the order "rperf --help" lists them; NULL-terminated. */
+extern const struct cmd_entry *const cmd_table[];
+
+/* The command called exactly NAME, or NULL. */
+const struct cmd_entry *cmd_find(const char *name);
+
+/* Print "usage: ..." and the options table of E to FP. */
+void cmd_print_help(const struct cmd_entry *e, FILE *fp);
+
+/* Print E's flags one a line, with their completion hints (for shells). */
+void cmd_print_completion(const struct cmd_entry *e, FILE *fp);
+
+/*
+ * getopt_long over E's options table.  Set up once with cmd_getopt_init,
+ * then call cmd_getopt until it returns -1.  --help is handled here: it
+ * prints the help and exits 0.  An unknown option or a missing argument
+ * is a usage error: one line, a hint, exit 2.
+ */
+struct cmd_getopt {
+	const struct cmd_entry *entry;
+	struct option *longopts;
+	char *shortopts;
+};
+void cmd_getopt_init(struct cmd_getopt *g, const struct cmd_entry *e);
+int cmd_getopt(struct cmd_getopt *g, int argc, char **argv);
+void cmd_getopt_release(struct cmd_getopt *g);
+
+/* Whether ARG (an argv word) is one of E's own options. */
+int cmd_is_own_option(const struct cmd_entry *e, const char *arg);
+
+/* "rperf NAME: MESSAGE" plus a hint, then exit 2. */
+void cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), noreturn));
+
+/* Parse a whole decimal number in [min, max]; -1 when ARG is not one. */
+int cmd_parse_long(const char *arg, long min, long max, long *out);
+
+#endif

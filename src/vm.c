@@ -1,0 +1,126 @@
+/*
+ * vm.c: embed libruby and run a script as the ruby executable would.
+ *
+ * The order is ruby's own (ruby_sysinit, ruby_init, ruby_options,
+ * ruby_run_node) with two additions: the start hook runs right after
+ * ruby_init, and the finish hook is the first end proc registered, so
+ * Ruby runs it after every at_exit handler the script or its libraries
+ * add, on every path that runs at_exit handlers.  Everything the script can
+ * observe ($0, ARGV, __FILE__, DATA, RbConfig.ruby, exit statuses, signal
+ * behaviour) is therefore ruby's, not ours.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <ruby.h>
+#include <ruby/version.h>
+
+#include "vm.h"
+
+struct vm_state {
+	const struct vm_hooks *hooks;
+	int ran;		/* ruby_options gave a runnable script */
+	int finished;		/* the finish hook has run */
+	int finish_failed;	/* it could not save its results */
+};
+
+static int vm_process_argc;
+static char **vm_process_argv;
+static struct vm_state vm_state;
+
+/* Remember the process's own argv for ruby_sysinit (setproctitle). */
+void
+vm_save_process_args(int argc, char **argv)
+{
+	vm_process_argc = argc;
+	vm_process_argv = argv;
+}
+
+/* Body of the end proc, run under rb_protect. */
+static VALUE
+vm_finish_body(VALUE arg)
+{
+	struct vm_state *st = &vm_state;
+
+	if (st->hooks->finish(st->hooks->arg, st->ran) != 0)
+		st->finish_failed = 1;
+	return Qnil;
+}
+
+/* The end proc: the finish hook, once, never letting an exception out.
+ * Its argument is marked by the GC as a VALUE, so it is Qnil and the
+ * state is the file's own. */
+static void
+vm_end_proc(VALUE arg)
+{
+	struct vm_state *st = &vm_state;
+	VALUE errinfo;
+	int state = 0;
+
+	if (st->finished || st->hooks->finish == NULL)
+		return;
+	st->finished = 1;
+	/* Keep the script's $! for Ruby's own error report after us. */
+	errinfo = rb_errinfo();
+	rb_protect(vm_finish_body, Qnil, &state);
+	if (state != 0) {
+		fprintf(stderr, "rperf: internal error while saving the profile\n");
+		st->finish_failed = 1;
+	}
+	rb_set_errinfo(errinfo);
+}
+
+/* Run ruby with ARGV; return its exit status. */
+int
+vm_run(int argc, char **argv, const struct vm_hooks *hooks)
+{
+	int status = 0;
+	void *node;
+
+	if (vm_process_argv == NULL)
+		vm_save_process_args(argc, argv);
+	ruby_sysinit(&vm_process_argc, &vm_process_argv);
+	{
+		RUBY_INIT_STACK;
+		ruby_init();
+		memset(&vm_state, 0, sizeof vm_state);
+		vm_state.hooks = hooks;
+		if (hooks->start != NULL && hooks->start(hooks->arg) != 0) {
+			vm_state.finished = 1;
+			ruby_cleanup(0);
+			return 1;
+		}
+		rb_set_end_proc(vm_end_proc, Qnil);
+		node = ruby_options(argc, argv);
+		vm_state.ran = ruby_executable_node(node, &status);
+		status = ruby_run_node(node);
+	}
+	if (vm_state.finish_failed && status == 0)
+		status = 1;
+	return status;
+}
+
+/* The embedded Ruby's description. */
+const char *
+vm_ruby_description(void)
+{
+	return ruby_description;
+}
+
+/* The embedded Ruby's version. */
+const char *
+vm_ruby_version(void)
+{
+	return ruby_version;
+}
+
+/* The optional features of this build. */
+const char *
+vm_features(void)
+{
+	return "pprof folded text"
+#ifdef __linux__
+	    " timer-signal"
+#endif
+	    ;
+}
