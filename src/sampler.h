@@ -1,0 +1,85 @@
+/*
+ * sampler.h: the safepoint sampler.  A timer asks the VM for a sample at
+ * its next safepoint (a postponed job); each sample weighs the time that
+ * passed on the sampled thread's clock since that thread's previous sample,
+ * so the delay to the safepoint does not bias the profile.  GVL and GC hooks
+ * bill the time a thread spends off the GVL, waiting for it and in GC as
+ * labelled samples, and move the thread's clock baseline past what they
+ * billed, so every nanosecond is billed once.
+ */
+#ifndef RPERF_SAMPLER_H
+#define RPERF_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct profile;
+
+enum sampler_mode {
+	SAMPLER_CPU,		/* CLOCK_THREAD_CPUTIME_ID per thread */
+	SAMPLER_WALL		/* CLOCK_MONOTONIC */
+};
+
+#define SAMPLER_DEFAULT_FREQUENCY	1000
+#define SAMPLER_MAX_FREQUENCY		10000
+#define SAMPLER_MAX_DEPTH		512
+
+struct sampler_config {
+	enum sampler_mode mode;
+	int frequency;		/* Hz, 1..SAMPLER_MAX_FREQUENCY */
+	int signal;		/* real-time signal for the timer; 0: a thread */
+	int lines;		/* record the line of each frame */
+	int aggregate;		/* 0: keep every sample with its time */
+	int defer;		/* timer disarmed until Rperf.profile */
+};
+
+/* Counters for the text report and "rperf stat". */
+struct sampler_stats {
+	uint64_t triggers;	/* timer expirations */
+	uint64_t samples;	/* samples recorded, of every kind */
+	uint64_t timer_samples;	/* of those, taken by the timer's job */
+	uint64_t job_ns;	/* wall time spent in the job itself */
+	uint64_t threads;	/* Ruby threads seen */
+	int64_t duration_ns;	/* from start to stop */
+};
+
+/* The default timer signal, SIGRTMIN+8. */
+int sampler_default_signal(void);
+
+/*
+ * Install the hooks and the Rperf module and, unless deferred, arm the
+ * timer.  Needs the GVL and an initialised VM.  Returns 0, or -1 with a
+ * message in ERR and nothing left installed.
+ */
+int sampler_start(const struct sampler_config *cfg, char *err, size_t errlen);
+
+/* Whether sampling has started and not stopped (in this process). */
+int sampler_running(void);
+
+/*
+ * Stop: disarm the timer, remove every hook, bill the time each live
+ * thread has left, and build the profile (resolving frames needs the
+ * GVL).  Returns NULL when the sampler was not running in this process
+ * (e.g. in a forked child).  STATS may be NULL.
+ */
+struct profile *sampler_stop(struct sampler_stats *stats);
+
+/*
+ * The profile so far, without stopping; with CLEAR, the aggregate starts
+ * afresh afterwards.  NULL when not running.
+ */
+struct profile *sampler_snapshot(int clear, struct sampler_stats *stats);
+
+/* Rperf.profile support: count nested profile blocks; the timer runs
+ * while the count is positive (in defer mode; always otherwise). */
+void sampler_profile_enter(void);
+void sampler_profile_leave(void);
+
+/* Label support for the Rperf module: the current thread's label set. */
+int sampler_current_label_set(void);
+void sampler_set_label_set(int id);
+
+/* Add a comment line to every profile this sampler builds. */
+void sampler_add_comment(const char *comment);
+
+#endif
