@@ -1,0 +1,456 @@
+/*
+ * check_output.c: unit tests for output.c: format names and extensions,
+ * atomic writes that leave neither partial nor stray files when they fail
+ * (missing directory, a directory as target, a full device, a file size
+ * limit hit half-way), and reads that detect the format and name the path
+ * in every error.  Tests run as root, so failures are provoked by things
+ * root cannot override rather than by permissions.
+ */
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "folded.h"
+#include "output.h"
+#include "testutil.h"
+
+/* A fresh empty directory for one test. */
+static char *
+make_dir(void)
+{
+	char *dir = xstrdup("/tmp/rperf-check-output.XXXXXX");
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	return dir;
+}
+
+/* The number of entries (other than . and ..) in DIR. */
+static int
+count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Remove DIR and the plain files in it. */
+static void
+remove_dir(char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char *path;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
+		    (de->d_name[1] == '.' && de->d_name[2] == '\0')))
+			continue;
+		path = xasprintf("%s/%s", dir, de->d_name);
+		if (unlink(path) != 0)
+			rmdir(path);
+		free(path);
+	}
+	if (d != NULL)
+		closedir(d);
+	rmdir(dir);
+	free(dir);
+}
+
+/* Write FILE (bytes S) for a test input. */
+static void
+put_file(const char *path, const char *s, size_t len)
+{
+	FILE *fp = fopen(path, "wb");
+
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_uint_eq(fwrite(s, 1, len, fp), len);
+	ck_assert_int_eq(fclose(fp), 0);
+}
+
+START_TEST(test_format_names)
+{
+	ck_assert_int_eq(profile_format_from_name("pprof"),
+	    PROFILE_FORMAT_PPROF);
+	ck_assert_int_eq(profile_format_from_name("folded"),
+	    PROFILE_FORMAT_FOLDED);
+	ck_assert_int_eq(profile_format_from_name("text"), PROFILE_FORMAT_TEXT);
+	ck_assert_int_eq(profile_format_from_name("Text"), PROFILE_FORMAT_NONE);
+	ck_assert_int_eq(profile_format_from_name(""), PROFILE_FORMAT_NONE);
+	ck_assert_int_eq(profile_format_from_name(NULL), PROFILE_FORMAT_NONE);
+	ck_assert_str_eq(profile_format_name(PROFILE_FORMAT_PPROF), "pprof");
+	ck_assert_str_eq(profile_format_name(PROFILE_FORMAT_FOLDED), "folded");
+	ck_assert_str_eq(profile_format_name(PROFILE_FORMAT_TEXT), "text");
+	ck_assert_str_eq(profile_format_name(PROFILE_FORMAT_NONE), "none");
+}
+END_TEST
+
+START_TEST(test_format_paths)
+{
+	static const struct {
+		const char *path;
+		enum profile_format fmt;
+	} cases[] = {
+		{ "out.pb.gz", PROFILE_FORMAT_PPROF },
+		{ "dir/cpu.pprof", PROFILE_FORMAT_PPROF },
+		{ "x.pb", PROFILE_FORMAT_PPROF },
+		{ "rperf.data", PROFILE_FORMAT_PPROF },
+		{ "a.folded", PROFILE_FORMAT_FOLDED },
+		{ "/tmp/a.collapsed", PROFILE_FORMAT_FOLDED },
+		{ "report.txt", PROFILE_FORMAT_TEXT },
+		{ "x.gz", PROFILE_FORMAT_NONE },
+		{ "x.html", PROFILE_FORMAT_NONE },
+		{ "txt", PROFILE_FORMAT_NONE },
+		{ ".txt", PROFILE_FORMAT_NONE },
+		{ "dir/.pprof", PROFILE_FORMAT_NONE },
+		{ "-", PROFILE_FORMAT_NONE },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		ck_assert_msg(profile_format_from_path(cases[i].path) ==
+		    cases[i].fmt, "%s", cases[i].path);
+}
+END_TEST
+
+START_TEST(test_write_and_read_back)
+{
+	static const enum profile_format fmts[] = { PROFILE_FORMAT_PPROF,
+	    PROFILE_FORMAT_FOLDED, PROFILE_FORMAT_TEXT };
+	static const char *const names[] = { "p.pb.gz", "p.folded", "p.txt" };
+	struct profile *p = tu_sample_profile(), *q;
+	char *dir = make_dir(), *path, err[256], why[256];
+	enum profile_format got;
+	struct stat st;
+	mode_t mask;
+	size_t i;
+
+	mask = umask(022);
+	for (i = 0; i < 3; i++) {
+		path = xasprintf("%s/%s", dir, names[i]);
+		ck_assert_msg(profile_write_file(p, path, fmts[i], NULL, err,
+		    sizeof err) == 0, "%s", err);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_int_eq(st.st_mode & 0777, 0644);
+		q = profile_read_format(path, &got, err, sizeof err);
+		if (fmts[i] == PROFILE_FORMAT_TEXT) {
+			char *want = xasprintf("'%s' is not a pprof or "
+			    "folded profile", path);
+
+			ck_assert_ptr_null(q);
+			ck_assert_str_eq(err, want);
+			free(want);
+		} else {
+			ck_assert_msg(q != NULL, "%s", err);
+			ck_assert_int_eq(got, fmts[i]);
+		}
+		if (fmts[i] == PROFILE_FORMAT_PPROF)
+			ck_assert_msg(tu_profiles_equal(p, q, why, sizeof why),
+			    "%s", why);
+		if (fmts[i] == PROFILE_FORMAT_FOLDED)
+			ck_assert_int_eq(profile_total(q, 0),
+			    profile_total(p, 1));
+		profile_free(q);
+		free(path);
+	}
+	ck_assert_int_eq(count_entries(dir), 3);
+	umask(mask);
+	remove_dir(dir);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_replace_existing)
+{
+	struct profile *p = tu_sample_profile(), *q;
+	char *dir = make_dir(), *path, *link, err[256];
+
+	path = xasprintf("%s/out.folded", dir);
+	put_file(path, "old 1\n", 6);
+	ck_assert_int_eq(profile_write_file(p, path, PROFILE_FORMAT_FOLDED,
+	    NULL, err, sizeof err), 0);
+	q = profile_read(path, err, sizeof err);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_int_eq(profile_total(q, 0), 12000000);
+	profile_free(q);
+
+	/* Through a symlink: the target is replaced, the link stays. */
+	link = xasprintf("%s/link.folded", dir);
+	ck_assert_int_eq(symlink("out.folded", link), 0);
+	put_file(path, "old 1\n", 6);
+	ck_assert_int_eq(profile_write_file(p, link, PROFILE_FORMAT_FOLDED,
+	    NULL, err, sizeof err), 0);
+	{
+		struct stat st;
+
+		ck_assert_int_eq(lstat(link, &st), 0);
+		ck_assert(S_ISLNK(st.st_mode));
+	}
+	q = profile_read(path, err, sizeof err);
+	ck_assert_int_eq(profile_total(q, 0), 12000000);
+	profile_free(q);
+	ck_assert_int_eq(count_entries(dir), 2);
+	free(path);
+	free(link);
+	remove_dir(dir);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_write_missing_dir)
+{
+	struct profile *p = tu_sample_profile();
+	char *dir = make_dir(), *path, *want, err[256];
+
+	path = xasprintf("%s/no/such/dir/x.pb.gz", dir);
+	ck_assert_int_eq(profile_write_file(p, path, PROFILE_FORMAT_PPROF,
+	    NULL, err, sizeof err), -1);
+	want = xasprintf("cannot write '%s': No such file or directory", path);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(count_entries(dir), 0);
+	free(want);
+	free(path);
+	remove_dir(dir);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_write_to_directory)
+{
+	struct profile *p = tu_sample_profile();
+	char *dir = make_dir(), *want, err[256];
+
+	ck_assert_int_eq(profile_write_file(p, dir, PROFILE_FORMAT_PPROF,
+	    NULL, err, sizeof err), -1);
+	want = xasprintf("cannot write '%s': Is a directory", dir);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(count_entries(dir), 0);
+	free(want);
+	remove_dir(dir);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_write_no_format)
+{
+	struct profile *p = tu_sample_profile();
+	char err[256];
+
+	ck_assert_int_eq(profile_write_file(p, "/tmp/x.html",
+	    PROFILE_FORMAT_NONE, NULL, err, sizeof err), -1);
+	ck_assert_str_eq(err, "no format to write '/tmp/x.html' in");
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_write_device_full)
+{
+	struct profile *p = tu_sample_profile();
+	char err[256];
+	int fmt;
+
+	for (fmt = PROFILE_FORMAT_PPROF; fmt <= PROFILE_FORMAT_TEXT; fmt++) {
+		ck_assert_int_eq(profile_write_file(p, "/dev/full", fmt, NULL,
+		    err, sizeof err), -1);
+		ck_assert_str_eq(err,
+		    "cannot write '/dev/full': No space left on device");
+	}
+	/* A special file is written in place, not replaced. */
+	ck_assert_int_eq(profile_write_file(p, "/dev/null",
+	    PROFILE_FORMAT_PPROF, NULL, err, sizeof err), 0);
+	{
+		struct stat st;
+
+		ck_assert_int_eq(stat("/dev/null", &st), 0);
+		ck_assert(S_ISCHR(st.st_mode));
+	}
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_write_stdout_full)
+{
+	struct profile *p = tu_sample_profile();
+	char err[256];
+
+	/* Check forks each test, so redirecting stdout stays local. */
+	ck_assert_ptr_nonnull(freopen("/dev/full", "w", stdout));
+	ck_assert_int_eq(profile_write_file(p, "-", PROFILE_FORMAT_TEXT, NULL,
+	    err, sizeof err), -1);
+	ck_assert_str_eq(err,
+	    "cannot write to standard output: No space left on device");
+	ck_assert_ptr_nonnull(freopen("/dev/null", "w", stdout));
+	ck_assert_int_eq(profile_write_file(p, "-", PROFILE_FORMAT_FOLDED,
+	    NULL, err, sizeof err), 0);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_write_fails_half_way)
+{
+	/* A file size limit makes the write fail after the temporary file
+	 * was created and partly written: the old file must survive intact
+	 * and the temporary file must be gone. */
+	static const char old[] = "old;stack 42\n";
+	struct profile *p = profile_new(), *q;
+	static const char *const t[] = { "cpu" }, *const u[] = { "ns" };
+	struct rlimit rl = { 4096, 4096 };
+	char *dir = make_dir(), *path, *want, err[256], name[64];
+	uint64_t loc;
+	int64_t v = 1;
+	int i;
+
+	profile_set_value_types(p, 1, t, u);
+	for (i = 0; i < 5000; i++) {
+		snprintf(name, sizeof name, "Function%d", i);
+		loc = profile_location(p, profile_function(p, name, name,
+		    "x.rb", i), i);
+		profile_add_sample(p, &loc, 1, &v, NULL, 0);
+	}
+	path = xasprintf("%s/out.folded", dir);
+	put_file(path, old, sizeof old - 1);
+	signal(SIGXFSZ, SIG_IGN);
+	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+	ck_assert_int_eq(profile_write_file(p, path, PROFILE_FORMAT_FOLDED,
+	    NULL, err, sizeof err), -1);
+	want = xasprintf("cannot write '%s': File too large", path);
+	ck_assert_str_eq(err, want);
+	ck_assert_int_eq(count_entries(dir), 1);
+	q = profile_read(path, err, sizeof err);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_int_eq(profile_total(q, 0), 42);
+	profile_free(q);
+	free(want);
+	free(path);
+	remove_dir(dir);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_read_errors)
+{
+	static const uint8_t gz[] = { 0x1f, 0x8b, 0x08, 0x00, 0x00 };
+	static const uint8_t bin[] = { 0x00, 0x01, 0x02, 0xff };
+	static const uint8_t pb[] = { 0x0a, 0x04, 0x08, 0x01, 0x10 };
+	char *dir = make_dir(), *path, *want, err[256];
+	struct profile *p;
+
+#define READ_FAILS(name, data, len, fmt) do {				\
+	path = xasprintf("%s/%s", dir, name);				\
+	if ((data) != NULL)						\
+		put_file(path, (const char *)(data), len);		\
+	want = xasprintf(fmt, path);					\
+	p = profile_read(path, err, sizeof err);			\
+	ck_assert_ptr_null(p);						\
+	ck_assert_str_eq(err, want);					\
+	free(want);							\
+	free(path);							\
+} while (0)
+	READ_FAILS("missing", NULL, 0,
+	    "cannot read '%s': No such file or directory");
+	READ_FAILS("empty", "", 0, "'%s' is empty");
+	READ_FAILS("blank", "\n  \n", 4, "'%s' is empty");
+	READ_FAILS("readme", "hello world\n", 12,
+	    "'%s' is not a pprof or folded profile");
+	READ_FAILS("binary", bin, sizeof bin,
+	    "'%s' is not a pprof or folded profile");
+	READ_FAILS("cut.pb.gz", gz, sizeof gz,
+	    "'%s' is truncated or corrupt: gzip data is truncated");
+	READ_FAILS("cut.pb", pb, sizeof pb,
+	    "'%s' is truncated or corrupt: not a valid profile protobuf");
+	READ_FAILS("bad.folded", "a;b 1\nc;d x\n", 12,
+	    "'%s' is truncated or corrupt: line 2: weight 'x' is not an "
+	    "integer");
+	READ_FAILS("neg.folded", "a;b -1\n", 7,
+	    "'%s' is truncated or corrupt: line 1: negative weight '-1'");
+#undef READ_FAILS
+	want = xasprintf("cannot read '%s': Is a directory", dir);
+	ck_assert_ptr_null(profile_read(dir, err, sizeof err));
+	ck_assert_str_eq(err, want);
+	free(want);
+	remove_dir(dir);
+}
+END_TEST
+
+START_TEST(test_read_raw_and_stdin)
+{
+	struct profile *p = tu_sample_profile(), *q;
+	char *buf = NULL, err[256];
+	size_t len;
+	enum profile_format fmt;
+	int rc;
+
+	TU_CAPTURE(buf, len, rc, folded_write(p, fp, 1));
+	ck_assert_int_eq(rc, 0);
+	ck_assert_ptr_nonnull(freopen("/dev/null", "r", stdin));
+	{
+		char *dir = make_dir(), *path = xasprintf("%s/in", dir);
+
+		put_file(path, buf, len);
+		ck_assert_ptr_nonnull(freopen(path, "r", stdin));
+		q = profile_read_format("-", &fmt, err, sizeof err);
+		ck_assert_msg(q != NULL, "%s", err);
+		ck_assert_int_eq(fmt, PROFILE_FORMAT_FOLDED);
+		ck_assert_uint_eq(q->nsamples, 5);
+		profile_free(q);
+		free(path);
+		remove_dir(dir);
+	}
+	q = profile_parse_buffer((const uint8_t *)buf, len, "mem", &fmt, err,
+	    sizeof err);
+	ck_assert_ptr_nonnull(q);
+	profile_free(q);
+	free(buf);
+	profile_free(p);
+}
+END_TEST
+
+/* The test suite. */
+static Suite *
+output_suite(void)
+{
+	Suite *s = suite_create("output");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_format_names);
+	tcase_add_test(tc, test_format_paths);
+	tcase_add_test(tc, test_write_and_read_back);
+	tcase_add_test(tc, test_replace_existing);
+	tcase_add_test(tc, test_write_missing_dir);
+	tcase_add_test(tc, test_write_to_directory);
+	tcase_add_test(tc, test_write_no_format);
+	tcase_add_test(tc, test_write_device_full);
+	tcase_add_test(tc, test_write_stdout_full);
+	tcase_add_test(tc, test_write_fails_half_way);
+	tcase_add_test(tc, test_read_errors);
+	tcase_add_test(tc, test_read_raw_and_stdin);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(output_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
