@@ -10,7 +10,9 @@
  * behaviour) is therefore ruby's, not ours.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ruby.h>
 #include <ruby/version.h>
@@ -70,6 +72,29 @@ vm_end_proc(VALUE arg)
 	rb_set_errinfo(errinfo);
 }
 
+/*
+ * exit! skips at_exit handlers, and so would skip the finish hook: the
+ * replacement runs the hook, then leaves exactly as Ruby's exit! does
+ * (no handlers, no flushing of Ruby's IO buffers, the same status).
+ */
+static VALUE
+vm_exit_bang(int argc, VALUE *argv, VALUE self)
+{
+	VALUE v;
+	int status = EXIT_FAILURE;
+
+	rb_scan_args(argc, argv, "01", &v);
+	if (argc > 0) {
+		if (v == Qtrue)
+			status = EXIT_SUCCESS;
+		else if (v != Qfalse)
+			status = NUM2INT(v);
+	}
+	vm_end_proc(Qnil);
+	_exit(status);
+	UNREACHABLE_RETURN(Qnil);
+}
+
 /* Run ruby with ARGV; return its exit status. */
 int
 vm_run(int argc, char **argv, const struct vm_hooks *hooks)
@@ -91,6 +116,8 @@ vm_run(int argc, char **argv, const struct vm_hooks *hooks)
 			return 1;
 		}
 		rb_set_end_proc(vm_end_proc, Qnil);
+		rb_define_global_function("exit!", vm_exit_bang, -1);
+		rb_define_module_function(rb_mProcess, "exit!", vm_exit_bang, -1);
 		node = ruby_options(argc, argv);
 		vm_state.ran = ruby_executable_node(node, &status);
 		status = ruby_run_node(node);
