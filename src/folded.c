@@ -302,12 +302,14 @@ folded_parse(const char *buf, size_t len, char *err, size_t errlen)
 		eol = memchr(line, '\n', (size_t)(end - line));
 		if (eol == NULL)
 			eol = end;
+		/* Blanks after the weight and a CR are dropped; the stack is
+		 * everything before the one blank that precedes the weight,
+		 * kept exactly (as flamegraph.pl does), so that names with
+		 * edge spaces survive a round trip. */
 		stop = eol;
 		while (stop > line && folded_is_blank(stop[-1]))
 			stop--;
-		while (line < stop && folded_is_blank(*line))
-			line++;
-		if (line == stop)
+		if (stop == line)
 			continue;
 
 		for (f = stop; f > line && !folded_is_blank(f[-1]); f--)
@@ -315,13 +317,12 @@ folded_parse(const char *buf, size_t len, char *err, size_t errlen)
 		if (folded_parse_weight(f, (size_t)(stop - f), lineno, &w,
 		    err, errlen) != 0)
 			goto fail;
-		if (f == line) {
+		if (f == line || f - 1 == line) {
 			folded_error(err, errlen, "line %zu: no stack before "
 			    "the weight", lineno);
 			goto fail;
 		}
-		while (f > line && folded_is_blank(f[-1]))
-			f--;
+		f--;
 
 		nframes = 0;
 		for (;;) {

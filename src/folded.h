@@ -33,8 +33,10 @@ int folded_write(const struct profile *p, FILE *fp, size_t value_index);
 
 /*
  * Parse LEN bytes of folded text into a new profile.  Blank lines are
- * skipped; the weight is the last space-separated token and must be a
- * non-negative integer.  On error returns NULL with "line N: ..." in ERR.
+ * skipped; the weight is the last blank-separated token and must be a
+ * non-negative integer; the stack is everything before the blank that
+ * precedes it, taken as is.  On error returns NULL with "line N: ..." in
+ * ERR.
  */
 struct profile *folded_parse(const char *buf, size_t len, char *err,
     size_t errlen);

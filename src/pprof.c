@@ -244,11 +244,11 @@ pprof_write(const struct profile *p, FILE *fp, char *err, size_t errlen)
 
 		perftools__profiles__sample__init(&smp[i]);
 		smp[i].n_location_id = s->nloc;
-		smp[i].location_id = p->loc_pool + s->loc_off;
+		smp[i].location_id = (uint64_t *)profile_sample_locs(p, s);
 		smp[i].n_value = p->nvalue_types;
-		smp[i].value = p->value_pool + s->value_off;
+		smp[i].value = (int64_t *)profile_sample_values(p, s);
 		smp[i].n_label = s->nlabel;
-		smp[i].label = labp + s->label_off;
+		smp[i].label = labp ? labp + s->label_off : NULL;
 		smpp[i] = &smp[i];
 	}
 	m.sample = smpp;

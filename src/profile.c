@@ -471,19 +471,22 @@ profile_comment_value(const struct profile *p, const char *key)
 const uint64_t *
 profile_sample_locs(const struct profile *p, const struct profile_sample *s)
 {
-	return p->loc_pool + s->loc_off;
+	/* An empty pool is NULL, and NULL + 0 is undefined. */
+	return p->loc_pool ? p->loc_pool + s->loc_off : NULL;
 }
 
 const int64_t *
 profile_sample_values(const struct profile *p, const struct profile_sample *s)
 {
-	return p->value_pool + s->value_off;
+	/* An empty pool is NULL, and NULL + 0 is undefined. */
+	return p->value_pool ? p->value_pool + s->value_off : NULL;
 }
 
 const struct profile_label *
 profile_sample_labels(const struct profile *p, const struct profile_sample *s)
 {
-	return p->label_pool + s->label_off;
+	/* An empty pool is NULL, and NULL + 0 is undefined. */
+	return p->label_pool ? p->label_pool + s->label_off : NULL;
 }
 
 const char *

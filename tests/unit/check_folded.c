@@ -141,11 +141,19 @@ END_TEST
 
 START_TEST(test_merge_and_order)
 {
-	struct profile *p = parse_ok("b;c 1\na 2\nb;c 3\na;z 4\n\n  a 5  \r\n");
+	struct profile *p = parse_ok("b;c 1\na 2\nb;c 3\na;z 4\n\n \t\na 5  \r\n");
 	char *out = write_folded(p, 0);
 
 	ck_assert_uint_eq(p->nsamples, 5);
 	ck_assert_str_eq(out, "a 7\na;z 4\nb;c 4\n");
+	free(out);
+	profile_free(p);
+	/* Frame text is kept exactly, edge spaces included. */
+	p = parse_ok(" a;b  1\n");
+	out = write_folded(p, 0);
+	ck_assert_str_eq(out, " a;b  1\n");
+	ck_assert_str_eq(profile_str(p, profile_location_function(p,
+	    profile_sample_locs(p, &p->samples[0])[0])->name), "b ");
 	free(out);
 	profile_free(p);
 }
@@ -186,6 +194,7 @@ START_TEST(test_parse_errors)
 	parse_fails("\n\na -3\n", "line 3: negative weight '-3'");
 	parse_fails("a;b\n", "line 1: weight 'a;b' is not an integer");
 	parse_fails("12\n", "line 1: no stack before the weight");
+	parse_fails("a 1\n 12\n", "line 2: no stack before the weight");
 	parse_fails("a 99999999999999999999\n",
 	    "line 1: weight '99999999999999999999' is too large");
 	parse_fails("a 9223372036854775808\n",
