@@ -1,0 +1,113 @@
+#!/bin/sh
+# t0901-completion-bash: completions/rperf, driven the way bash drives it
+# (COMP_WORDS, COMP_CWORD, COMP_LINE, COMP_POINT, then _rperf), offers
+# rperf's commands, record's flags and their values, and stops offering
+# rperf's flags once the script has been typed.  It runs once with
+# bash-completion loaded (when installed) and once without, since the
+# script has a fallback for each of _init_completion and _filedir.
+# Standalone on purpose: plain sh, no test-lib.
+#
+# Environment: RPERF (the binary), TEST_SRCDIR (tests/ of the source tree).
+# Exit status: 0 on success, 1 on failure, 77 when bash is not installed.
+
+: "${RPERF:?RPERF must name the rperf binary}"
+: "${TEST_SRCDIR:?TEST_SRCDIR must name the tests directory}"
+LC_ALL=C
+export LC_ALL
+
+if ! command -v bash >/dev/null 2>&1; then
+	echo "# skip: bash is not installed"
+	exit 77
+fi
+
+script=$(cd "$TEST_SRCDIR/.." && pwd)/completions/rperf
+[ -f "$script" ] || { echo "FAIL: no $script"; exit 1; }
+case $RPERF in
+/*) rperf=$RPERF ;;
+*) rperf=$(pwd)/$RPERF ;;
+esac
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/t0901.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+
+# The completion calls "rperf" by name: put the binary under test first.
+mkdir "$tmp/bin" "$tmp/work" "$tmp/work/lib" || exit 1
+ln -s "$rperf" "$tmp/bin/rperf" || exit 1
+: >"$tmp/work/app.rb"
+: >"$tmp/work/notes.txt"
+
+cat >"$tmp/drive.bash" <<'EOF'
+# Usage: bash drive.bash SCRIPT [BASH_COMPLETION]
+failed=0
+[ -n "$2" ] && . "$2"
+. "$1" || { echo "FAIL: cannot source $1"; exit 1; }
+label=${2:+with bash-completion}
+label=${label:-without bash-completion}
+
+# Complete LINE (the cursor at its end); the candidates go to $reply,
+# sorted, one space between them.
+complete_line()
+{
+    COMP_LINE=$1
+    COMP_POINT=${#1}
+    read -r -a COMP_WORDS <<<"$1"
+    [[ $1 == *' ' ]] && COMP_WORDS+=("")
+    COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+    COMPREPLY=()
+    _rperf
+    reply=$(printf '%s\n' "${COMPREPLY[@]}" | sed '/^$/d' | sort | tr '\n' ' ')
+    reply=${reply% }
+}
+
+# LINE must complete to exactly WANT.
+expect()
+{
+    complete_line "$1"
+    if [[ $reply == "$2" ]]; then
+        echo "ok - [$1] -> [$2] ($label)"
+    else
+        echo "FAIL: [$1] completed to [$reply], wanted [$2] ($label)"
+        failed=1
+    fi
+}
+
+# LINE's candidates must not include WORD.
+expect_not()
+{
+    complete_line "$1"
+    if [[ " $reply " == *" $2 "* ]]; then
+        echo "FAIL: [$1] offered $2 among [$reply] ($label)"
+        failed=1
+    else
+        echo "ok - [$1] does not offer $2 ($label)"
+    fi
+}
+
+expect 'rperf rec' 'record'
+expect 'rperf help rec' 'record'
+expect 'rperf record --mo' '--mode'
+expect 'rperf record --mode ' 'cpu wall'
+expect 'rperf record -m ' 'cpu wall'
+expect 'rperf record --format ' 'folded pprof text'
+expect 'rperf record --format t' 'text'
+expect 'rperf record -p --mo' '--mode'
+expect 'rperf record ' 'app.rb lib'
+expect 'rperf record -- ' 'app.rb lib'
+expect_not 'rperf record x.rb --mo' '--mode'
+expect_not 'rperf record -I lib --mo' '--mode'
+expect_not 'rperf record -- --mo' '--mode'
+expect 'rperf record x.rb n' 'notes.txt'
+exit $failed
+EOF
+
+failed=0
+cd "$tmp/work" || exit 1
+bc=/usr/share/bash-completion/bash_completion
+if [ -f "$bc" ]; then
+	PATH="$tmp/bin:$PATH" bash --norc --noprofile "$tmp/drive.bash" "$script" "$bc" || failed=1
+else
+	echo "# bash-completion is not installed: only the fallback is tested"
+fi
+PATH="$tmp/bin:$PATH" bash --norc --noprofile "$tmp/drive.bash" "$script" || failed=1
+exit "$failed"
