@@ -1,0 +1,50 @@
+#!/bin/sh
+# CPU profiles: the hot methods get their share; both timer kinds work.
+. "$TEST_SRCDIR/test-lib.sh"
+
+# Inclusive weight (ms) of a method in a folded profile.
+incl_ms() {
+	grep -E ";$2( |;)" "$1" | awk '{ s += $NF } END { printf "%d\n", s / 1e6 }'
+}
+
+check_ratios() {
+	one=$(incl_ms "$1" Object#one) two=$(incl_ms "$1" Object#two)
+	four=$(incl_ms "$1" Object#four) eight=$(incl_ms "$1" Object#eight)
+	echo "one=$one two=$two four=$four eight=$eight"
+	num_ge "$one" 10 &&
+	within_pct "$two" $((one * 2)) 25 &&
+	within_pct "$four" $((one * 4)) 25 &&
+	within_pct "$eight" $((one * 8)) 25
+}
+
+test_expect_success 'methods costing 1:2:4:8 weigh 1:2:4:8 (signal timer)' '
+	"$RPERF" record -q -o p.folded "$FIXTURES/hot.rb" 4 &&
+	check_ratios p.folded
+'
+
+test_expect_success 'the same with the timer thread (--signal=false)' '
+	"$RPERF" record -q --signal=false -o t.folded "$FIXTURES/hot.rb" 4 &&
+	check_ratios t.folded
+'
+
+test_expect_success 'the hot method dominates the text report' '
+	"$RPERF" record -q -p "$FIXTURES/hot.rb" 4 >report &&
+	test_grep "^Mode: +cpu, 1,000 Hz" report &&
+	sed -n "/^Flat/,/^$/p" report >flat &&
+	sed -n 3p flat >top &&
+	test_grep "Object#spin" top
+'
+
+test_expect_success 'no GVL samples in cpu mode' '
+	"$RPERF" record -q -o s.folded "$FIXTURES/sleeper.rb" 0.3 &&
+	test_grep ! "GVL" s.folded
+'
+
+test_expect_success 'a low frequency takes fewer samples but the same total' '
+	"$RPERF" record -q -F 50 -o low.txt --format text "$FIXTURES/hot.rb" 2 &&
+	test_grep "^Mode: +cpu, 50 Hz" low.txt &&
+	samples=$(sed -n "s/^Samples: *//p" low.txt | tr -d ,) &&
+	test "$samples" -lt 200
+'
+
+test_done

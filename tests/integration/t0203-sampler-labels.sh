@@ -1,0 +1,30 @@
+#!/bin/sh
+# Labels from Rperf.label and Rperf.profile reach the samples.
+. "$TEST_SRCDIR/test-lib.sh"
+
+test_expect_success 'labels in the in-script snapshot' '
+	"$RPERF" record -q -o p.data "$FIXTURES/labels.rb" >out &&
+	cat out &&
+	test_grep "^request=r1 busy$" out &&
+	test_grep "^job=import busy$" out &&
+	test_grep "^request=r2,tenant=acme busy$" out &&
+	test_grep "^ArgumentError: label :request must be a String, Symbol, number, true, false or nil, not Array$" out &&
+	test_grep "^ArgumentError: Rperf.profile needs a block$" out
+'
+
+test_expect_success 'labels in the pprof file, as go tool pprof sees them' '
+	if test -z "$GO"; then echo "no go: skipped"; exit 0; fi &&
+	"$GO" tool pprof -tags p.data >tags 2>&1 &&
+	test_grep "request: " tags &&
+	test_grep "r1" tags && test_grep "r2" tags &&
+	test_grep "job: " tags &&
+	"$GO" tool pprof -top -tagfocus=request=r2 p.data >top 2>&1 &&
+	test_grep "Object#work" top
+'
+
+test_expect_success 'a script that never uses Rperf is unaffected' '
+	"$RPERF" record -q -o q.data -e "p defined?(Rperf) ? Rperf.labels : nil" >out &&
+	test_grep "^\{\}$" out
+'
+
+test_done

@@ -1,0 +1,31 @@
+#!/bin/sh
+# Every nanosecond is billed once: the weights add up to the time that
+# passed on each thread's clock, within 1%.
+. "$TEST_SRCDIR/test-lib.sh"
+
+# Thread N's time (ns) from a text report's thread table.
+thread_ns() {
+	awk -v t="$2" '/^Threads:/ { on = 1; next } on && $1 == t { gsub(",", "", $(NF-1)); printf "%d\n", $(NF-1) * 1e6 }' "$1"
+}
+
+test_expect_success 'cpu mode: each thread is billed its own CPU time' '
+	"$RPERF" record -q -o c.txt "$FIXTURES/invariant.rb" >out &&
+	cat out &&
+	for t in 1 2 3; do
+		seen=$(sed -n "s/^thread $t //p" out) &&
+		billed=$(thread_ns c.txt $t) &&
+		echo "thread $t: seen $seen billed $billed" &&
+		within_pct "$billed" "$seen" 1 || exit 1
+	done
+'
+
+test_expect_success 'wall mode: the main thread is billed the whole run' '
+	"$RPERF" record -q -m wall -o w.txt "$FIXTURES/invariant.rb" >out &&
+	duration=$(sed -n "s/^Duration: *//p" w.txt | tr -d , | sed "s/ ms//") &&
+	duration_ns=$(awk -v d="$duration" "BEGIN { printf \"%d\", d * 1e6 }") &&
+	billed=$(thread_ns w.txt 1) &&
+	echo "duration $duration_ns billed $billed" &&
+	within_pct "$billed" "$duration_ns" 1
+'
+
+test_done
