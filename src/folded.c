@@ -56,9 +56,18 @@ folded_frame_name(const char *name)
 {
 	char *s, *c;
 
+	size_t i;
+
 	if (*name == '\0')
 		return xstrdup("[unknown]");
 	s = xstrdup(name);
+	/* A real frame must not read back as a VM-state pseudo-frame. */
+	for (i = 0; i < FOLDED_NSTATES; i++) {
+		if (strcmp(s, folded_states[i].frame) == 0) {
+			s[0] = '(';
+			s[strlen(s) - 1] = ')';
+		}
+	}
 	for (c = s; *c != '\0'; c++) {
 		if (*c == ';' || (unsigned char)*c < 0x20 || *c == 0x7f)
 			*c = '_';

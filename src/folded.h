@@ -7,8 +7,10 @@
  *   %GVL=wait    -> [GVL wait]       %GC=sweep -> [GC sweeping]
  * and folded_parse() turns them back into labels, so rperf's folded output
  * round-trips exactly through the model.  Frame text is the function name;
- * a function without a name is "[unknown]", and ';' and control characters
- * in a name are written as '_' so they cannot break a line apart.
+ * a function without a name is "[unknown]", ';' and control characters in
+ * a name are written as '_' so they cannot break a line apart, and a real
+ * function named like a pseudo-frame is written "(GC marking)" so it
+ * cannot be read back as a VM state.
  *
  * A parsed folded profile has one sample type, "weight"/"nanoseconds", and
  * one sample per line: rperf writes weights in the unit of the value it

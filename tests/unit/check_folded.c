@@ -169,6 +169,7 @@ START_TEST(test_other_tools)
 	    "[GVL blocked];x 1\n"
 	    "x;[GC marking];[GVL wait] 2\n");
 	const uint64_t *locs;
+	char *out;
 
 	ck_assert_uint_eq(p->nsamples, 5);
 	ck_assert_int_eq(profile_total(p, 0), 118);
@@ -178,11 +179,21 @@ START_TEST(test_other_tools)
 	ck_assert_uint_eq(p->samples[1].nloc, 3);
 	ck_assert_str_eq(profile_str(p, profile_location_function(p,
 	    profile_sample_locs(p, &p->samples[2])[0])->name), "[k] cpu_idle");
-	/* A pseudo-frame only counts at the end of the stack. */
+	/* A pseudo-frame only counts at the end of the stack... */
 	ck_assert_uint_eq(p->samples[3].nloc, 2);
 	ck_assert_uint_eq(p->samples[3].nlabel, 0);
 	ck_assert_uint_eq(p->samples[4].nloc, 1);
 	ck_assert_uint_eq(p->samples[4].nlabel, 2);
+	/* ...so elsewhere it is a real frame, which must not be written in
+	 * a way that reads back as a VM state. */
+	out = write_folded(p, 0);
+	ck_assert_str_eq(out,
+	    "(GVL blocked);x 1\n"
+	    "java;Foo.bar(Ljava/lang/String;)V_[j] 3\n"
+	    "perl;main::foo (x.pl:3);[unknown] 12\n"
+	    "swapper;[k] cpu_idle 100\n"
+	    "x;[GVL wait];[GC marking] 2\n");
+	free(out);
 	profile_free(p);
 }
 END_TEST
