@@ -170,6 +170,7 @@ rperf_profile_to_hash(const struct profile *p, const struct sampler_stats *st)
 	rb_hash_aset(h, ID2SYM(rb_intern("trigger_count")), ULL2NUM(st->triggers));
 	rb_hash_aset(h, ID2SYM(rb_intern("sampling_count")), ULL2NUM(st->samples));
 	rb_hash_aset(h, ID2SYM(rb_intern("sampling_time_ns")), ULL2NUM(st->job_ns));
+	rb_hash_aset(h, ID2SYM(rb_intern("job_count")), ULL2NUM(st->timer_samples));
 	rb_hash_aset(h, ID2SYM(rb_intern("start_time_ns")), LL2NUM(p->time_nanos));
 	rb_hash_aset(h, ID2SYM(rb_intern("duration_ns")), LL2NUM(p->duration_nanos));
 	for (i = 0; i < p->nsamples; i++) {

@@ -45,6 +45,7 @@
 #include <ruby/debug.h>
 #include <ruby/thread.h>
 
+#include "aggregate.h"
 #include "profile.h"
 #include "rperf-module.h"
 #include "sampler.h"
@@ -101,36 +102,6 @@ struct sampler_thread {
 	struct sampler_thread **pprev;
 };
 
-/* Frame (VALUE, line) -> id, ids from 0 in order of first sight. */
-struct sampler_frames {
-	VALUE *keys;
-	int *lines;
-	size_t count, cap;
-	uint32_t *buckets;	/* id + 1; 0 is empty */
-	size_t nbuckets;
-};
-
-struct sampler_stack {
-	size_t ids_off;
-	uint32_t depth;
-	int thread_seq;
-	int label_set;
-	int state;
-	uint32_t hash;
-	int64_t weight;
-	int64_t count;
-};
-
-/* (frame ids, thread, label set, state) -> weight and count. */
-struct sampler_stacks {
-	struct sampler_stack *entries;
-	size_t count, cap;
-	uint32_t *ids;
-	size_t nids, ids_cap;
-	uint32_t *buckets;	/* entry index + 1; 0 is empty */
-	size_t nbuckets;
-};
-
 /* One sample kept whole with --no-aggregate. */
 struct sampler_raw {
 	uint32_t stack;
@@ -178,8 +149,8 @@ struct sampler {
 	/* aggregate; table_mutex guards it and the standby buffer against
 	 * the GC's mark function while the worker changes them */
 	pthread_mutex_t table_mutex;
-	struct sampler_frames frames;
-	struct sampler_stacks stacks;
+	struct agg_frames frames;
+	struct agg_stacks stacks;
 	struct sampler_raw *raw;
 	size_t nraw, raw_cap;
 
@@ -420,17 +391,12 @@ static void
 sampler_bill_rest(struct sampler_thread *td, int64_t now)
 {
 	if (sampler.cfg.mode == SAMPLER_WALL && td->suspended) {
-		int64_t susp = td->suspended_at, ready = td->ready_at;
+		struct agg_gvl_split split;
 
-		if (susp < td->prev)
-			susp = td->prev;
-		if (ready < susp)
-			ready = now;	/* never asked for the GVL back */
-		if (ready > now)
-			ready = now;
-		sampler_record(td, susp - td->prev, STATE_NORMAL);
-		sampler_record(td, ready - susp, STATE_GVL_BLOCKED);
-		sampler_record(td, now - ready, STATE_GVL_WAIT);
+		agg_split_gvl(td->prev, td->suspended_at, td->ready_at, now, &split);
+		sampler_record(td, split.running, STATE_NORMAL);
+		sampler_record(td, split.blocked, STATE_GVL_BLOCKED);
+		sampler_record(td, split.wait, STATE_GVL_WAIT);
 		td->suspended = 0;
 	} else {
 		sampler_record(td, now - td->prev, STATE_NORMAL);
@@ -639,120 +605,6 @@ sampler_timer_set(int on)
 /* Aggregation (the worker, or the GVL holder at stop and snapshot)   */
 /* ------------------------------------------------------------------ */
 
-/* Mix a word into a hash. */
-static uint32_t
-sampler_hash_mix(uint32_t h, uint64_t v)
-{
-	v ^= v >> 33;
-	v *= 0xff51afd7ed558ccdULL;
-	v ^= v >> 33;
-	h ^= (uint32_t)v ^ (uint32_t)(v >> 32);
-	return h * 0x9e3779b1u;
-}
-
-/* Grow and rehash the frame table's buckets. */
-static void
-sampler_frames_rehash(struct sampler_frames *ft)
-{
-	size_t n = ft->nbuckets ? ft->nbuckets * 2 : 1024, i, j;
-
-	free(ft->buckets);
-	ft->buckets = xcalloc(n, sizeof *ft->buckets);
-	ft->nbuckets = n;
-	for (i = 0; i < ft->count; i++) {
-		j = sampler_hash_mix((uint32_t)ft->lines[i], ft->keys[i]) & (n - 1);
-		while (ft->buckets[j] != 0)
-			j = (j + 1) & (n - 1);
-		ft->buckets[j] = (uint32_t)i + 1;
-	}
-}
-
-/* The id of frame (F, LINE), added when new. */
-static uint32_t
-sampler_frames_intern(struct sampler_frames *ft, VALUE f, int line)
-{
-	size_t j;
-	uint32_t id;
-
-	if ((ft->count + 1) * 2 > ft->nbuckets)
-		sampler_frames_rehash(ft);
-	j = sampler_hash_mix((uint32_t)line, f) & (ft->nbuckets - 1);
-	while ((id = ft->buckets[j]) != 0) {
-		if (ft->keys[id - 1] == f && ft->lines[id - 1] == line)
-			return id - 1;
-		j = (j + 1) & (ft->nbuckets - 1);
-	}
-	if (ft->count == ft->cap) {
-		size_t cap = ft->cap;
-
-		xgrow((void **)&ft->keys, &cap, ft->count + 1, sizeof *ft->keys);
-		ft->lines = xrealloc(ft->lines, cap * sizeof *ft->lines);
-		ft->cap = cap;
-	}
-	ft->keys[ft->count] = f;
-	ft->lines[ft->count] = line;
-	ft->buckets[j] = (uint32_t)++ft->count;
-	return (uint32_t)(ft->count - 1);
-}
-
-/* Grow and rehash the stack table's buckets. */
-static void
-sampler_stacks_rehash(struct sampler_stacks *st)
-{
-	size_t n = st->nbuckets ? st->nbuckets * 2 : 1024, i, j;
-
-	free(st->buckets);
-	st->buckets = xcalloc(n, sizeof *st->buckets);
-	st->nbuckets = n;
-	for (i = 0; i < st->count; i++) {
-		j = st->entries[i].hash & (n - 1);
-		while (st->buckets[j] != 0)
-			j = (j + 1) & (n - 1);
-		st->buckets[j] = (uint32_t)i + 1;
-	}
-}
-
-/* The entry index of the stack key, added when new. */
-static uint32_t
-sampler_stacks_intern(struct sampler_stacks *st, const uint32_t *ids, uint32_t depth,
-    int thread_seq, int label_set, int state)
-{
-	struct sampler_stack *e;
-	uint32_t h = 0x811c9dc5u, k;
-	size_t j, i;
-
-	for (i = 0; i < depth; i++)
-		h = sampler_hash_mix(h, ids[i]);
-	h = sampler_hash_mix(h, ((uint64_t)(uint32_t)thread_seq << 32) | (uint32_t)label_set);
-	h = sampler_hash_mix(h, (uint64_t)state);
-	if ((st->count + 1) * 2 > st->nbuckets)
-		sampler_stacks_rehash(st);
-	j = h & (st->nbuckets - 1);
-	while ((k = st->buckets[j]) != 0) {
-		e = &st->entries[k - 1];
-		if (e->hash == h && e->depth == depth && e->thread_seq == thread_seq &&
-		    e->label_set == label_set && e->state == state &&
-		    memcmp(st->ids + e->ids_off, ids, depth * sizeof *ids) == 0)
-			return k - 1;
-		j = (j + 1) & (st->nbuckets - 1);
-	}
-	xgrow((void **)&st->entries, &st->cap, st->count + 1, sizeof *st->entries);
-	xgrow((void **)&st->ids, &st->ids_cap, st->nids + depth, sizeof *st->ids);
-	memcpy(st->ids + st->nids, ids, depth * sizeof *ids);
-	e = &st->entries[st->count];
-	e->ids_off = st->nids;
-	e->depth = depth;
-	e->thread_seq = thread_seq;
-	e->label_set = label_set;
-	e->state = state;
-	e->hash = h;
-	e->weight = 0;
-	e->count = 0;
-	st->nids += depth;
-	st->buckets[j] = (uint32_t)++st->count;
-	return (uint32_t)(st->count - 1);
-}
-
 /* Fold every sample of B into the tables, then empty B. */
 static void
 sampler_aggregate(struct sampler_buffer *b)
@@ -767,12 +619,10 @@ sampler_aggregate(struct sampler_buffer *b)
 
 		pthread_mutex_lock(&sampler.table_mutex);
 		for (d = 0; d < s->depth; d++)
-			ids[d] = sampler_frames_intern(&sampler.frames,
+			ids[d] = agg_frames_intern(&sampler.frames,
 			    b->frames[s->frame_off + d], b->lines[s->frame_off + d]);
-		k = sampler_stacks_intern(&sampler.stacks, ids, (uint32_t)s->depth,
-		    s->thread_seq, s->label_set, s->state);
-		sampler.stacks.entries[k].weight += s->weight;
-		sampler.stacks.entries[k].count++;
+		k = agg_stacks_add(&sampler.stacks, ids, (uint32_t)s->depth,
+		    s->thread_seq, s->label_set, s->state, s->weight);
 		if (!sampler.cfg.aggregate) {
 			xgrow((void **)&sampler.raw, &sampler.raw_cap, sampler.nraw + 1,
 			    sizeof *sampler.raw);
@@ -867,7 +717,8 @@ sampler_mark(void *ptr)
 			    sampler.buffers[i].frames + sampler.buffers[i].nframes);
 	}
 	if (sampler.frames.count > 0)
-		rb_gc_mark_locations(sampler.frames.keys, sampler.frames.keys + sampler.frames.count);
+		rb_gc_mark_locations((const VALUE *)sampler.frames.keys,
+		    (const VALUE *)sampler.frames.keys + sampler.frames.count);
 	pthread_mutex_unlock(&sampler.table_mutex);
 	for (td = sampler.threads; td != NULL; td = td->next) {
 		if (td->depth > 0)
@@ -977,14 +828,8 @@ sampler_teardown(void)
 		free(sampler.buffers[i].lines);
 	}
 	memset(sampler.buffers, 0, sizeof sampler.buffers);
-	free(sampler.frames.keys);
-	free(sampler.frames.lines);
-	free(sampler.frames.buckets);
-	memset(&sampler.frames, 0, sizeof sampler.frames);
-	free(sampler.stacks.entries);
-	free(sampler.stacks.ids);
-	free(sampler.stacks.buckets);
-	memset(&sampler.stacks, 0, sizeof sampler.stacks);
+	agg_frames_release(&sampler.frames);
+	agg_stacks_release(&sampler.stacks);
 	free(sampler.raw);
 	sampler.raw = NULL;
 	sampler.nraw = sampler.raw_cap = 0;
@@ -1208,7 +1053,7 @@ sampler_thread_name(int seq)
 /* Add one sample of stack entry K with the given weight and count. */
 static void
 sampler_emit(struct profile *p, uint64_t *cache, struct sampler_label_ctx *lc,
-    const struct sampler_stack *e, int64_t count, int64_t weight, int64_t time_ns,
+    const struct agg_stack *e, int64_t count, int64_t weight, int64_t time_ns,
     int with_time)
 {
 	static const char *const state_key[] = { NULL, "%GVL", "%GVL", "%GC", "%GC" };
@@ -1221,8 +1066,8 @@ sampler_emit(struct profile *p, uint64_t *cache, struct sampler_label_ctx *lc,
 	for (d = 0; d < e->depth; d++)
 		locs[d] = sampler_location(p, cache, sampler.stacks.ids[e->ids_off + d]);
 	lc->n = 0;
-	sampler_add_num_label(lc, "thread", e->thread_seq, NULL);
-	if ((tname = sampler_thread_name(e->thread_seq)) != NULL)
+	sampler_add_num_label(lc, "thread", e->thread, NULL);
+	if ((tname = sampler_thread_name(e->thread)) != NULL)
 		sampler_add_label(lc, "thread_name", tname);
 	if (e->state != STATE_NORMAL)
 		sampler_add_label(lc, state_key[e->state], state_val[e->state]);
@@ -1271,7 +1116,7 @@ sampler_build(void)
 	cache = xcalloc(sampler.frames.count + 1, sizeof *cache);
 	if (sampler.cfg.aggregate) {
 		for (i = 0; i < sampler.stacks.count; i++) {
-			const struct sampler_stack *e = &sampler.stacks.entries[i];
+			const struct agg_stack *e = &sampler.stacks.entries[i];
 
 			if (e->count > 0)
 				sampler_emit(p, cache, &lc, e, e->count, e->weight, 0, 0);
@@ -1403,7 +1248,6 @@ struct profile *
 sampler_snapshot(int clear, struct sampler_stats *stats)
 {
 	struct profile *p;
-	size_t i;
 
 	if (!sampler_running())
 		return NULL;
@@ -1417,10 +1261,7 @@ sampler_snapshot(int clear, struct sampler_stats *stats)
 	p = sampler_build();
 	if (clear) {
 		pthread_mutex_lock(&sampler.table_mutex);
-		for (i = 0; i < sampler.stacks.count; i++) {
-			sampler.stacks.entries[i].weight = 0;
-			sampler.stacks.entries[i].count = 0;
-		}
+		agg_stacks_clear(&sampler.stacks);
 		sampler.nraw = 0;
 		pthread_mutex_unlock(&sampler.table_mutex);
 		sampler.samples = 0;

@@ -1,0 +1,190 @@
+/*
+ * aggregate.c: the frame and stack tables of the sampler and the GVL
+ * split (see aggregate.h).  Open addressing with power-of-two bucket
+ * arrays kept at most half full; entries live in dense arrays, so ids are
+ * stable and iteration is in order of first sight.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate.h"
+#include "xmalloc.h"
+
+/* Mix a word into a hash (a 64-bit finaliser folded to 32 bits). */
+static uint32_t
+agg_hash_mix(uint32_t h, uint64_t v)
+{
+	v ^= v >> 33;
+	v *= 0xff51afd7ed558ccdULL;
+	v ^= v >> 33;
+	h ^= (uint32_t)v ^ (uint32_t)(v >> 32);
+	return h * 0x9e3779b1u;
+}
+
+/* Grow and rebuild the frame table's buckets. */
+static void
+agg_frames_rehash(struct agg_frames *ft)
+{
+	size_t n = ft->nbuckets ? ft->nbuckets * 2 : 1024, i, j;
+
+	free(ft->buckets);
+	ft->buckets = xcalloc(n, sizeof *ft->buckets);
+	ft->nbuckets = n;
+	for (i = 0; i < ft->count; i++) {
+		j = agg_hash_mix((uint32_t)ft->lines[i], ft->keys[i]) & (n - 1);
+		while (ft->buckets[j] != 0)
+			j = (j + 1) & (n - 1);
+		ft->buckets[j] = (uint32_t)i + 1;
+	}
+}
+
+/* The id of frame (KEY, LINE), added when new. */
+uint32_t
+agg_frames_intern(struct agg_frames *ft, uintptr_t key, int line)
+{
+	size_t j;
+	uint32_t id;
+
+	if ((ft->count + 1) * 2 > ft->nbuckets)
+		agg_frames_rehash(ft);
+	j = agg_hash_mix((uint32_t)line, key) & (ft->nbuckets - 1);
+	while ((id = ft->buckets[j]) != 0) {
+		if (ft->keys[id - 1] == key && ft->lines[id - 1] == line)
+			return id - 1;
+		j = (j + 1) & (ft->nbuckets - 1);
+	}
+	if (ft->count == ft->cap) {
+		size_t cap = ft->cap;
+
+		xgrow((void **)&ft->keys, &cap, ft->count + 1, sizeof *ft->keys);
+		ft->lines = xrealloc(ft->lines, cap * sizeof *ft->lines);
+		ft->cap = cap;
+	}
+	ft->keys[ft->count] = key;
+	ft->lines[ft->count] = line;
+	ft->buckets[j] = (uint32_t)++ft->count;
+	return (uint32_t)(ft->count - 1);
+}
+
+/* Free the frame table's memory and empty it. */
+void
+agg_frames_release(struct agg_frames *ft)
+{
+	free(ft->keys);
+	free(ft->lines);
+	free(ft->buckets);
+	memset(ft, 0, sizeof *ft);
+}
+
+/* Grow and rebuild the stack table's buckets. */
+static void
+agg_stacks_rehash(struct agg_stacks *st)
+{
+	size_t n = st->nbuckets ? st->nbuckets * 2 : 1024, i, j;
+
+	free(st->buckets);
+	st->buckets = xcalloc(n, sizeof *st->buckets);
+	st->nbuckets = n;
+	for (i = 0; i < st->count; i++) {
+		j = st->entries[i].hash & (n - 1);
+		while (st->buckets[j] != 0)
+			j = (j + 1) & (n - 1);
+		st->buckets[j] = (uint32_t)i + 1;
+	}
+}
+
+/* The index of the entry for this stack key, added when new. */
+uint32_t
+agg_stacks_intern(struct agg_stacks *st, const uint32_t *ids, uint32_t depth,
+    int thread, int label_set, int state)
+{
+	struct agg_stack *e;
+	uint32_t h = 0x811c9dc5u, k;
+	size_t j, i;
+
+	for (i = 0; i < depth; i++)
+		h = agg_hash_mix(h, ids[i]);
+	h = agg_hash_mix(h, ((uint64_t)(uint32_t)thread << 32) | (uint32_t)label_set);
+	h = agg_hash_mix(h, (uint64_t)(uint32_t)state);
+	if ((st->count + 1) * 2 > st->nbuckets)
+		agg_stacks_rehash(st);
+	j = h & (st->nbuckets - 1);
+	while ((k = st->buckets[j]) != 0) {
+		e = &st->entries[k - 1];
+		if (e->hash == h && e->depth == depth && e->thread == thread &&
+		    e->label_set == label_set && e->state == state &&
+		    memcmp(st->ids + e->ids_off, ids, depth * sizeof *ids) == 0)
+			return k - 1;
+		j = (j + 1) & (st->nbuckets - 1);
+	}
+	xgrow((void **)&st->entries, &st->cap, st->count + 1, sizeof *st->entries);
+	xgrow((void **)&st->ids, &st->ids_cap, st->nids + depth, sizeof *st->ids);
+	if (depth > 0)
+		memcpy(st->ids + st->nids, ids, depth * sizeof *ids);
+	e = &st->entries[st->count];
+	e->ids_off = st->nids;
+	e->depth = depth;
+	e->thread = thread;
+	e->label_set = label_set;
+	e->state = state;
+	e->hash = h;
+	e->weight = 0;
+	e->count = 0;
+	st->nids += depth;
+	st->buckets[j] = (uint32_t)++st->count;
+	return (uint32_t)(st->count - 1);
+}
+
+/* Add one sample of WEIGHT to the entry for this key. */
+uint32_t
+agg_stacks_add(struct agg_stacks *st, const uint32_t *ids, uint32_t depth,
+    int thread, int label_set, int state, int64_t weight)
+{
+	uint32_t k = agg_stacks_intern(st, ids, depth, thread, label_set, state);
+
+	st->entries[k].weight += weight;
+	st->entries[k].count++;
+	return k;
+}
+
+/* Zero every weight and count, keeping the keys. */
+void
+agg_stacks_clear(struct agg_stacks *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->count; i++) {
+		st->entries[i].weight = 0;
+		st->entries[i].count = 0;
+	}
+}
+
+/* Free the stack table's memory and empty it. */
+void
+agg_stacks_release(struct agg_stacks *st)
+{
+	free(st->entries);
+	free(st->ids);
+	free(st->buckets);
+	memset(st, 0, sizeof *st);
+}
+
+/* Split [PREV, NOW) into running, blocked and waiting around a release. */
+void
+agg_split_gvl(int64_t prev, int64_t suspended, int64_t ready, int64_t now,
+    struct agg_gvl_split *out)
+{
+	if (now < prev)
+		now = prev;
+	if (suspended < prev)
+		suspended = prev;	/* released before the baseline moved */
+	if (suspended > now)
+		suspended = now;
+	if (ready < suspended)
+		ready = now;		/* never asked for the GVL back */
+	if (ready > now)
+		ready = now;
+	out->running = suspended - prev;
+	out->blocked = ready - suspended;
+	out->wait = now - ready;
+}

@@ -1,0 +1,150 @@
+/*
+ * check_aggregate.c: the sampler's frame and stack tables and the GVL
+ * split, without Ruby.
+ */
+#include <check.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "aggregate.h"
+
+START_TEST(test_frames_dedup)
+{
+	struct agg_frames ft = { 0 };
+
+	ck_assert_uint_eq(agg_frames_intern(&ft, 0x1000, 0), 0);
+	ck_assert_uint_eq(agg_frames_intern(&ft, 0x2000, 0), 1);
+	ck_assert_uint_eq(agg_frames_intern(&ft, 0x1000, 0), 0);
+	/* The same frame at another line is another frame. */
+	ck_assert_uint_eq(agg_frames_intern(&ft, 0x1000, 7), 2);
+	ck_assert_uint_eq(agg_frames_intern(&ft, 0x1000, 7), 2);
+	ck_assert_uint_eq(ft.count, 3);
+	ck_assert(ft.keys[2] == 0x1000 && ft.lines[2] == 7);
+	agg_frames_release(&ft);
+	ck_assert_uint_eq(ft.count, 0);
+}
+END_TEST
+
+START_TEST(test_frames_grow)
+{
+	struct agg_frames ft = { 0 };
+	uintptr_t k;
+
+	/* Enough keys to rehash many times; ids stay stable. */
+	for (k = 0; k < 100000; k++)
+		ck_assert_uint_eq(agg_frames_intern(&ft, (k + 1) * 40, 0), k);
+	for (k = 0; k < 100000; k += 997)
+		ck_assert_uint_eq(agg_frames_intern(&ft, (k + 1) * 40, 0), k);
+	ck_assert_uint_eq(ft.count, 100000);
+	ck_assert(ft.nbuckets >= 2 * ft.count);
+	agg_frames_release(&ft);
+}
+END_TEST
+
+START_TEST(test_stacks_key)
+{
+	struct agg_stacks st = { 0 };
+	uint32_t a[] = { 1, 2, 3 }, b[] = { 1, 2, 4 };
+	uint32_t k;
+
+	k = agg_stacks_add(&st, a, 3, 1, 0, 0, 100);
+	ck_assert_uint_eq(agg_stacks_add(&st, a, 3, 1, 0, 0, 50), k);
+	ck_assert_int_eq(st.entries[k].weight, 150);
+	ck_assert_int_eq(st.entries[k].count, 2);
+	/* Every part of the key separates stacks. */
+	ck_assert_uint_ne(agg_stacks_add(&st, b, 3, 1, 0, 0, 1), k);
+	ck_assert_uint_ne(agg_stacks_add(&st, a, 2, 1, 0, 0, 1), k);
+	ck_assert_uint_ne(agg_stacks_add(&st, a, 3, 2, 0, 0, 1), k);
+	ck_assert_uint_ne(agg_stacks_add(&st, a, 3, 1, 5, 0, 1), k);
+	ck_assert_uint_ne(agg_stacks_add(&st, a, 3, 1, 0, 3, 1), k);
+	ck_assert_uint_eq(st.count, 6);
+	/* An empty stack is a key too. */
+	k = agg_stacks_add(&st, NULL, 0, 1, 0, 0, 9);
+	ck_assert_uint_eq(agg_stacks_add(&st, NULL, 0, 1, 0, 0, 1), k);
+	ck_assert_int_eq(st.entries[k].weight, 10);
+	agg_stacks_release(&st);
+}
+END_TEST
+
+START_TEST(test_stacks_total_and_clear)
+{
+	struct agg_stacks st = { 0 };
+	uint32_t ids[64];
+	int64_t total = 0, sum = 0;
+	size_t i;
+	int n;
+
+	/* 200k samples over a few thousand stacks: weights add up. */
+	srand(42);
+	for (i = 0; i < 200000; i++) {
+		int depth = 1 + rand() % 64;
+		int64_t w = 1 + rand() % 5000;
+
+		for (n = 0; n < depth; n++)
+			ids[n] = (uint32_t)(rand() % 3);
+		agg_stacks_add(&st, ids, (uint32_t)depth, 1 + rand() % 2, 0, rand() % 5, w);
+		total += w;
+	}
+	for (i = 0; i < st.count; i++)
+		sum += st.entries[i].weight;
+	ck_assert_int_eq(sum, total);
+	n = (int)st.count;
+	agg_stacks_clear(&st);
+	ck_assert_uint_eq(st.count, (size_t)n);
+	for (i = 0; i < st.count; i++)
+		ck_assert_int_eq(st.entries[i].weight, 0);
+	agg_stacks_release(&st);
+}
+END_TEST
+
+START_TEST(test_split_gvl)
+{
+	struct agg_gvl_split s;
+
+	/* ran 10, blocked 30, waited 20 */
+	agg_split_gvl(100, 110, 140, 160, &s);
+	ck_assert_int_eq(s.running, 10);
+	ck_assert_int_eq(s.blocked, 30);
+	ck_assert_int_eq(s.wait, 20);
+	/* no READY seen: all blocked */
+	agg_split_gvl(100, 110, 0, 160, &s);
+	ck_assert_int_eq(s.running, 10);
+	ck_assert_int_eq(s.blocked, 50);
+	ck_assert_int_eq(s.wait, 0);
+	/* a stale READY from an earlier release counts as none */
+	agg_split_gvl(100, 110, 105, 160, &s);
+	ck_assert_int_eq(s.blocked, 50);
+	/* released before the baseline was reset (sampling resumed) */
+	agg_split_gvl(100, 90, 130, 160, &s);
+	ck_assert_int_eq(s.running, 0);
+	ck_assert_int_eq(s.blocked, 30);
+	ck_assert_int_eq(s.wait, 30);
+	/* out-of-order clocks never give negative parts */
+	agg_split_gvl(100, 200, 300, 150, &s);
+	ck_assert_int_ge(s.running, 0);
+	ck_assert_int_ge(s.blocked, 0);
+	ck_assert_int_ge(s.wait, 0);
+	ck_assert_int_eq(s.running + s.blocked + s.wait, 50);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("aggregate");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_frames_dedup);
+	tcase_add_test(tc, test_frames_grow);
+	tcase_add_test(tc, test_stacks_key);
+	tcase_add_test(tc, test_stacks_total_and_clear);
+	tcase_add_test(tc, test_split_gvl);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
