@@ -16,6 +16,7 @@
 
 const struct cmd_entry *const cmd_table[] = {
 	&cmd_record_entry,
+	&cmd_report_entry,
 	NULL
 };
 
