@@ -251,7 +251,7 @@ sampler_record(struct sampler_thread *td, int64_t weight, int state)
 	s->label_set = td->label_set;
 	s->state = state;
 	s->weight = weight;
-	s->time_ns = sampler_mono_ns() - sampler.start_mono;
+	s->time_ns = sampler.cfg.aggregate ? 0 : sampler_mono_ns() - sampler.start_mono;
 	b->nframes += td->depth;
 	sampler.samples++;
 
