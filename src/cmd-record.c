@@ -168,10 +168,9 @@ record_vm_finish(void *arg, int ran)
 	char err[512];
 	int rc = 0;
 
-	if (getpid() != r->pid)
-		return 0;	/* a forked child: the parent saves the profile */
+	/* In a forked child this only drops the parent's state: NULL. */
 	p = sampler_stop(&stats);
-	if (p == NULL || !ran) {
+	if (p == NULL || !ran || getpid() != r->pid) {
 		profile_free(p);
 		return 0;
 	}

@@ -116,8 +116,11 @@ struct sampler_thread_name {
 
 struct sampler {
 	struct sampler_config cfg;
-	pid_t pid;			/* the process sampling */
 	int started;
+	/* Set in a forked child (pthread_atfork), where nothing is sampled:
+	 * a flag, not getpid(), because getpid() is a system call and the
+	 * hooks check this on every event. */
+	volatile int forked;
 	atomic_int armed;		/* the timer runs and hooks record */
 	atomic_int building;		/* a profile is being built: job idles */
 	int profile_depth;		/* nested Rperf.profile blocks */
@@ -416,7 +419,7 @@ sampler_job(void *arg)
 	int64_t t0, now;
 
 	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
-	    getpid() != sampler.pid)
+	    sampler.forked)
 		return;
 	t0 = sampler_mono_ns();
 	td = sampler_thread_current();
@@ -438,7 +441,7 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	struct sampler_thread *td;
 	int64_t now;
 
-	if (!atomic_load(&sampler.armed) || getpid() != sampler.pid)
+	if (!atomic_load(&sampler.armed) || sampler.forked)
 		return;
 	td = sampler_thread_get(data->thread);
 	if (event & RUBY_INTERNAL_THREAD_EVENT_SUSPENDED) {
@@ -497,7 +500,7 @@ static void
 sampler_gc_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE klass)
 {
 	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
-	    getpid() != sampler.pid)
+	    sampler.forked)
 		return;
 	if (event & RUBY_INTERNAL_EVENT_GC_ENTER) {
 		struct sampler_thread *td = sampler_thread_get(rb_thread_current());
@@ -544,7 +547,7 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 	VALUE thread;
 	struct sampler_thread *td;
 
-	if (!sampler.started || getpid() != sampler.pid)
+	if (!sampler.started || sampler.forked)
 		return;
 	thread = rb_thread_current();
 	td = sampler_thread_get(thread);
@@ -708,7 +711,7 @@ sampler_mark(void *ptr)
 	struct sampler_thread *td;
 	int i;
 
-	if (!sampler.started || getpid() != sampler.pid)
+	if (!sampler.started || sampler.forked)
 		return;
 	pthread_mutex_lock(&sampler.table_mutex);
 	for (i = 0; i < 2; i++) {
@@ -743,6 +746,7 @@ sampler_atfork_child(void)
 {
 	if (!sampler.started)
 		return;
+	sampler.forked = 1;
 	atomic_store(&sampler.armed, 0);
 	pthread_mutex_init(&sampler.worker_mutex, NULL);
 	pthread_mutex_init(&sampler.table_mutex, NULL);
@@ -811,7 +815,10 @@ sampler_teardown(void)
 		sigaction(sampler.cfg.signal, &sampler.old_action, NULL);
 		sampler.handler_set = 0;
 	}
-	if (sampler.gvl_hook != NULL) {
+	/* In a forked child the GVL hook stays, inert: removing it takes a
+	 * lock that a thread of the parent may have held at the fork, and
+	 * Ruby does not reset it. */
+	if (sampler.gvl_hook != NULL && !sampler.forked) {
 		rb_internal_thread_remove_event_hook(sampler.gvl_hook);
 		sampler.gvl_hook = NULL;
 	}
@@ -865,7 +872,6 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 	memset(&sampler, 0, sizeof sampler);
 	sampler.cfg = *cfg;
 	sampler.wrapper = Qfalse;
-	sampler.pid = getpid();
 	sampler.use_signal = cfg->signal > 0;
 	pthread_mutex_init(&sampler.worker_mutex, NULL);
 	pthread_mutex_init(&sampler.table_mutex, NULL);
@@ -953,7 +959,7 @@ fail:
 int
 sampler_running(void)
 {
-	return sampler.started && getpid() == sampler.pid;
+	return sampler.started && !sampler.forked;
 }
 
 /* Add a comment line to every profile this sampler builds. */
@@ -1198,7 +1204,7 @@ sampler_stop(struct sampler_stats *stats)
 
 	if (!sampler.started)
 		return NULL;
-	if (getpid() != sampler.pid) {
+	if (sampler.forked) {
 		/* A forked child: drop the parent's state and hooks. */
 		sampler_teardown();
 		return NULL;

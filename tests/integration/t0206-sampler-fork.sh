@@ -20,4 +20,14 @@ test_expect_success 'a child running at_exit does not write the profile' '
 	test -s g.folded
 '
 
+test_expect_success 'fork in wall mode with threads running: the child does I/O and exits' '
+	"$RPERF" record -q -m wall -o w.folded -e "
+		t = Thread.new { 20.times { sleep 0.01 } }
+		pid = fork { r, w = IO.pipe; w.write(:x); r.read(1); sleep 0.05; puts :child_done }
+		Process.wait(pid); t.join; puts \$?.exitstatus" >out &&
+	test_grep "^child_done$" out &&
+	test_grep "^0$" out &&
+	test_grep "GVL blocked" w.folded
+'
+
 test_done
