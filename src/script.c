@@ -1,0 +1,160 @@
+/*
+ * script.c: the parts of record, stat and exec that run a script (see
+ * script.h).  rperf's own options come first; the first word that is not
+ * one of them (a script, "-", or one of ruby's options such as -e, -I,
+ * --yjit) and everything after it belong to ruby, as does everything
+ * after "--".
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "script.h"
+#include "vm.h"
+#include "xmalloc.h"
+
+/* Whether ARG starts one of ruby's own command-line options. */
+int
+script_is_ruby_option(const char *arg)
+{
+	static const char *const longs[] = {
+		"yjit", "jit", "rjit", "enable", "disable", "dump", "verbose",
+		"version", "copyright", "encoding", "external-encoding",
+		"internal-encoding", "backtrace-limit", "crash-report", "parser",
+		"help", NULL
+	};
+	size_t i, len;
+
+	if (arg[0] != '-' || arg[1] == '\0')
+		return 0;
+	if (arg[1] != '-')
+		return strchr("0aCcdeEFhiIlnprsSvwWxyKTU", arg[1]) != NULL;
+	arg += 2;
+	for (i = 0; longs[i] != NULL; i++) {
+		len = strlen(longs[i]);
+		if (strncmp(arg, longs[i], len) == 0 &&
+		    (arg[len] == '\0' || arg[len] == '=' || arg[len] == '-'))
+			return 1;
+	}
+	return 0;
+}
+
+/* cmd_getopt that also stops at the first ruby option. */
+int
+script_getopt(struct cmd_getopt *g, int argc, char **argv)
+{
+	const char *a = optind < argc ? argv[optind] : NULL;
+
+	if (a != NULL && strcmp(a, "--") != 0 &&
+	    !cmd_is_own_option(g->entry, a) && script_is_ruby_option(a))
+		return -1;
+	return cmd_getopt(g, argc, argv);
+}
+
+/* The defaults of the shared sampler options. */
+void
+script_sampler_defaults(struct sampler_config *cfg, enum sampler_mode mode)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->mode = mode;
+	cfg->frequency = SAMPLER_DEFAULT_FREQUENCY;
+	cfg->signal = sampler_default_signal();
+	cfg->aggregate = 1;
+}
+
+/* Handle option C if it is a shared sampler option; 1 if it was. */
+int
+script_sampler_option(const struct cmd_entry *e, int c, const char *arg,
+    struct sampler_config *cfg)
+{
+	long v;
+
+	switch (c) {
+	case 'm':
+		if (strcmp(arg, "cpu") == 0)
+			cfg->mode = SAMPLER_CPU;
+		else if (strcmp(arg, "wall") == 0)
+			cfg->mode = SAMPLER_WALL;
+		else
+			cmd_usage_error(e, "unknown mode '%s' (expected cpu or wall)", arg);
+		return 1;
+	case 'F':
+		if (cmd_parse_long(arg, 1, SAMPLER_MAX_FREQUENCY, &v) != 0)
+			cmd_usage_error(e, "invalid frequency '%s' (expected 1 to %d)",
+			    arg, SAMPLER_MAX_FREQUENCY);
+		cfg->frequency = (int)v;
+		return 1;
+	case SCRIPT_OPT_SIGNAL:
+		if (strcmp(arg, "false") == 0 || strcmp(arg, "0") == 0)
+			cfg->signal = 0;
+		else if (cmd_parse_long(arg, SIGRTMIN, SIGRTMAX, &v) == 0)
+			cfg->signal = (int)v;
+		else
+			cmd_usage_error(e, "invalid signal '%s' (expected %d to %d, or false)",
+			    arg, SIGRTMIN, SIGRTMAX);
+		return 1;
+	}
+	return 0;
+}
+
+/* Build ruby's argv and the command line from optind on. */
+void
+script_argv_init(struct script_argv *s, const struct cmd_entry *e, int argc, char **argv)
+{
+	size_t len = strlen("rperf") + 1;
+	int i;
+
+	/* "rperf record ruby app.rb", as with the rperf gem. */
+	if (optind < argc) {
+		const char *w = argv[optind];
+		const char *base = strrchr(w, '/');
+
+		if (strcmp(base ? base + 1 : w, "ruby") == 0)
+			optind++;
+	}
+	if (optind >= argc)
+		cmd_usage_error(e, "no script given (nor -e CODE)");
+	s->argc = argc - optind + 1;
+	s->argv = xcalloc((size_t)s->argc + 1, sizeof *s->argv);
+	s->argv[0] = "ruby";
+	for (i = optind; i < argc; i++)
+		s->argv[i - optind + 1] = argv[i];
+
+	for (i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s->command_line = xmalloc(len);
+	strcpy(s->command_line, "rperf");
+	for (i = 0; i < argc; i++) {
+		strcat(s->command_line, " ");
+		strcat(s->command_line, argv[i]);
+	}
+}
+
+/* Free what script_argv_init made. */
+void
+script_argv_release(struct script_argv *s)
+{
+	free(s->argv);
+	free(s->command_line);
+	s->argv = NULL;
+	s->command_line = NULL;
+}
+
+/* Comments every profile of a script run carries. */
+void
+script_add_comments(const struct script_argv *s)
+{
+	char *c;
+
+	c = xasprintf("rperf: %s", PACKAGE_VERSION);
+	sampler_add_comment(c);
+	free(c);
+	c = xasprintf("ruby: %s", vm_ruby_version());
+	sampler_add_comment(c);
+	free(c);
+	c = xasprintf("command: %s", s->command_line);
+	sampler_add_comment(c);
+	free(c);
+}
