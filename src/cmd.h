@@ -42,6 +42,8 @@ struct cmd_entry {
 
 extern const struct cmd_entry cmd_record_entry;
 extern const struct cmd_entry cmd_report_entry;
+extern const struct cmd_entry cmd_stat_entry;
+extern const struct cmd_entry cmd_exec_entry;
 
 /* All commands, in the order "rperf --help" lists them; NULL-terminated. */
 extern const struct cmd_entry *const cmd_table[];

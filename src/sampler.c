@@ -183,6 +183,7 @@ struct sampler {
 	uint64_t timer_samples;
 	uint64_t job_ns;
 	uint64_t nthreads;
+	uint64_t worker_cpu_ns;		/* read before the worker exits */
 };
 
 static struct sampler sampler;
@@ -1166,6 +1167,7 @@ sampler_fill_stats(struct sampler_stats *stats)
 	stats->job_ns = sampler.job_ns;
 	stats->threads = sampler.nthreads;
 	stats->duration_ns = sampler_mono_ns() - sampler.start_mono;
+	stats->worker_cpu_ns = sampler.worker_cpu_ns;
 }
 
 /* Wait until the worker has folded any buffer handed to it. */
@@ -1222,6 +1224,12 @@ sampler_stop(struct sampler_stats *stats)
 	rb_remove_event_hook(sampler_thread_hook);
 	sampler.event_hooks = 0;
 	if (sampler.worker_made) {
+		clockid_t cid;
+		struct timespec ts;
+
+		if (pthread_getcpuclockid(sampler.worker, &cid) == 0 &&
+		    clock_gettime(cid, &ts) == 0)
+			sampler.worker_cpu_ns = (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 		pthread_mutex_lock(&sampler.worker_mutex);
 		sampler.quit = 1;
 		pthread_cond_broadcast(&sampler.worker_cond);

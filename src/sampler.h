@@ -41,6 +41,7 @@ struct sampler_stats {
 	uint64_t job_ns;	/* wall time spent in the job itself */
 	uint64_t threads;	/* Ruby threads seen */
 	int64_t duration_ns;	/* from start to stop */
+	uint64_t worker_cpu_ns;	/* CPU time of the sampler's own thread */
 };
 
 /* The default timer signal, SIGRTMIN+8. */

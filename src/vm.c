@@ -127,6 +127,32 @@ vm_run(int argc, char **argv, const struct vm_hooks *hooks)
 	return status;
 }
 
+/* One figure of a GC.stat Hash, 0 when this Ruby does not have it. */
+static uint64_t
+vm_gc_stat(VALUE h, const char *key)
+{
+	VALUE v = rb_hash_lookup2(h, ID2SYM(rb_intern(key)), Qnil);
+
+	return RB_INTEGER_TYPE_P(v) ? (uint64_t)NUM2ULL(v) : 0;
+}
+
+/* The VM's GC counters (a Hash, so that a key this Ruby lacks is 0,
+ * not an error). */
+void
+vm_gc_counters(struct vm_gc_counters *c)
+{
+	VALUE h = rb_hash_new();
+
+	rb_gc_stat(h);
+	c->count = vm_gc_stat(h, "count");
+	c->minor = vm_gc_stat(h, "minor_gc_count");
+	c->major = vm_gc_stat(h, "major_gc_count");
+	c->time_ms = vm_gc_stat(h, "time");
+	c->allocated = vm_gc_stat(h, "total_allocated_objects");
+	c->freed = vm_gc_stat(h, "total_freed_objects");
+	c->heap_pages = vm_gc_stat(h, "heap_allocated_pages");
+}
+
 /* The embedded Ruby's description. */
 const char *
 vm_ruby_description(void)

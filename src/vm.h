@@ -7,6 +7,8 @@
 #ifndef RPERF_VM_H
 #define RPERF_VM_H
 
+#include <stdint.h>
+
 struct vm_hooks {
 	/* With the VM up, before ruby's options (-r, the script) are
 	 * processed.  Nonzero aborts the run with status 1 (the hook has
@@ -31,6 +33,15 @@ void vm_save_process_args(int argc, char **argv);
  * most once per process.
  */
 int vm_run(int argc, char **argv, const struct vm_hooks *hooks);
+
+/* The VM's GC counters (GC.stat), read with the VM up. */
+struct vm_gc_counters {
+	uint64_t count, minor, major;
+	uint64_t time_ms;		/* GC.stat(:time), 0 when not measured */
+	uint64_t allocated, freed;
+	uint64_t heap_pages;
+};
+void vm_gc_counters(struct vm_gc_counters *c);
 
 /* The embedded Ruby's description, e.g. "ruby 3.4.5 (...) [x86_64-linux]". */
 const char *vm_ruby_description(void);

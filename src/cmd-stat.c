@@ -1,0 +1,571 @@
+/*
+ * cmd-stat.c: "rperf stat" and "rperf exec": run a script under the
+ * sampler (wall mode unless -m cpu) and, when it ends, print a summary to
+ * stderr in the manner of perf stat: where the time went (from the
+ * samples), what the VM did (GC.stat) and what the OS saw (getrusage).
+ * The script's own output is untouched and its exit status is ours.
+ *
+ * With -r N the script runs N times, each in a child process of its own
+ * (a VM cannot be started twice in one process); each child sends its
+ * figures through a pipe and the parent prints their mean and standard
+ * deviation.  "exec" is "stat --report".
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "output.h"
+#include "profile.h"
+#include "sampler.h"
+#include "script.h"
+#include "text.h"
+#include "vm.h"
+
+enum {
+	STAT_OPT_REPORT = 256,
+	STAT_OPT_TOP,
+	STAT_OPT_JSON,
+};
+
+static const struct cmd_option stat_options[] = {
+	SCRIPT_SAMPLER_OPTIONS("wall"),
+	{ "output", 'o', 0, required_argument, "FILE",
+	  "also save the profile to FILE (format from its extension)", "@file", 'o' },
+	{ "report", 0, 0, no_argument, NULL,
+	  "add the flat and cumulative top tables", NULL, STAT_OPT_REPORT },
+	{ "top", 0, 0, required_argument, "N",
+	  "rows in each table of --report (default 50)", "@number", STAT_OPT_TOP },
+	{ "json", 0, 0, no_argument, NULL,
+	  "print the figures as one JSON object instead", NULL, STAT_OPT_JSON },
+	{ "repeat", 'r', 0, required_argument, "N",
+	  "run the script N times and show mean and deviation", "@number", 'r' },
+	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0 }
+};
+
+/* Where a figure comes from, as its tag in the summary says. */
+enum stat_source { STAT_OS, STAT_RPERF, STAT_RUBY };
+static const char *const stat_source_tag[] = { "[os]", "[rperf]", "[ruby]" };
+
+/* The figures, in the order the summary prints them. */
+enum stat_figure {
+	F_USER, F_SYS, F_REAL,
+	F_CPU, F_BLOCKED, F_WAIT, F_MARK, F_SWEEP,
+	F_GC_RUNS, F_GC_MINOR, F_GC_MAJOR, F_GC_TIME, F_ALLOCATED, F_FREED,
+	F_HEAP_PAGES, F_THREADS,
+	F_RSS, F_MINFLT, F_MAJFLT, F_NVCSW, F_NIVCSW, F_INBLOCK, F_OUBLOCK,
+	F_SAMPLES, F_TRIGGERS, F_OVERHEAD,
+	F_COUNT
+};
+
+struct stat_field {
+	const char *key;	/* JSON key, unit in the name */
+	const char *label;
+	const char *unit;	/* "ms", "KB", "%" or "" */
+	enum stat_source source;
+	int group;		/* a blank line between groups */
+};
+
+static const struct stat_field stat_fields[F_COUNT] = {
+	[F_USER] = { "user_ms", "user", "ms", STAT_OS, 0 },
+	[F_SYS] = { "sys_ms", "sys", "ms", STAT_OS, 0 },
+	[F_REAL] = { "real_ms", "real", "ms", STAT_OS, 0 },
+	[F_CPU] = { "cpu_execution_ms", "CPU execution", "ms", STAT_RPERF, 1 },
+	[F_BLOCKED] = { "gvl_blocked_ms", "GVL blocked (I/O, sleep)", "ms", STAT_RPERF, 1 },
+	[F_WAIT] = { "gvl_wait_ms", "GVL wait (contention)", "ms", STAT_RPERF, 1 },
+	[F_MARK] = { "gc_marking_ms", "GC marking", "ms", STAT_RPERF, 1 },
+	[F_SWEEP] = { "gc_sweeping_ms", "GC sweeping", "ms", STAT_RPERF, 1 },
+	[F_GC_RUNS] = { "gc_runs", "GC runs", "", STAT_RUBY, 2 },
+	[F_GC_MINOR] = { "gc_minor_runs", "GC runs, minor", "", STAT_RUBY, 2 },
+	[F_GC_MAJOR] = { "gc_major_runs", "GC runs, major", "", STAT_RUBY, 2 },
+	[F_GC_TIME] = { "gc_time_ms", "GC time", "ms", STAT_RUBY, 2 },
+	[F_ALLOCATED] = { "allocated_objects", "allocated objects", "", STAT_RUBY, 2 },
+	[F_FREED] = { "freed_objects", "freed objects", "", STAT_RUBY, 2 },
+	[F_HEAP_PAGES] = { "heap_pages", "heap pages", "", STAT_RUBY, 2 },
+	[F_THREADS] = { "threads", "threads", "", STAT_RPERF, 2 },
+	[F_RSS] = { "peak_rss_kb", "peak RSS", "KB", STAT_OS, 3 },
+	[F_MINFLT] = { "page_faults_minor", "page faults, minor", "", STAT_OS, 3 },
+	[F_MAJFLT] = { "page_faults_major", "page faults, major", "", STAT_OS, 3 },
+	[F_NVCSW] = { "context_switches_voluntary", "context switches, voluntary", "", STAT_OS, 3 },
+	[F_NIVCSW] = { "context_switches_involuntary", "context switches, involuntary", "", STAT_OS, 3 },
+	[F_INBLOCK] = { "block_input_ops", "block input operations", "", STAT_OS, 3 },
+	[F_OUBLOCK] = { "block_output_ops", "block output operations", "", STAT_OS, 3 },
+	[F_SAMPLES] = { "samples", "samples", "", STAT_RPERF, 4 },
+	[F_TRIGGERS] = { "timer_triggers", "timer triggers", "", STAT_RPERF, 4 },
+	[F_OVERHEAD] = { "profiler_overhead_pct", "profiler overhead (of real)", "%", STAT_RPERF, 4 },
+};
+
+/* One run's figures; what a child sends its parent. */
+struct stat_run {
+	double v[F_COUNT];
+	int valid;
+};
+
+/* Everything one "rperf stat" needs, in one place. */
+struct stat {
+	struct sampler_config cfg;
+	const char *output;
+	int report;
+	size_t top;
+	int json;
+	long repeat;
+	struct script_argv script;
+	int64_t start_ns;	/* CLOCK_MONOTONIC when the run began */
+	pid_t pid;		/* the process running the script */
+	int figures_fd;		/* a child of -r: where its figures go */
+	int save;		/* save the profile (-o, on the last run) */
+	struct stat_run run;	/* this process's run */
+	int ran;		/* the finish hook saw the script run */
+};
+
+/* CLOCK_MONOTONIC in ns. */
+static int64_t
+stat_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The VM state a sample was taken in: F_CPU .. F_SWEEP. */
+static enum stat_figure
+stat_sample_state(const struct profile *p, const struct profile_sample *s)
+{
+	const char *v;
+
+	if ((v = profile_sample_label_str(p, s, "%GVL")) != NULL)
+		return strcmp(v, "wait") == 0 ? F_WAIT : F_BLOCKED;
+	if ((v = profile_sample_label_str(p, s, "%GC")) != NULL)
+		return strcmp(v, "sweep") == 0 ? F_SWEEP : F_MARK;
+	return F_CPU;
+}
+
+/* Fill the run's figures from the profile, the VM and the OS. */
+static void
+stat_collect(struct stat *st, const struct profile *p, const struct sampler_stats *ss,
+    int64_t build_ns)
+{
+	double *v = st->run.v;
+	struct vm_gc_counters gc;
+	struct rusage ru;
+	size_t i;
+
+	memset(&st->run, 0, sizeof st->run);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+
+		v[stat_sample_state(p, s)] +=
+		    profile_sample_values(p, s)[p->nvalue_types - 1] / 1e6;
+	}
+	vm_gc_counters(&gc);
+	v[F_GC_RUNS] = (double)gc.count;
+	v[F_GC_MINOR] = (double)gc.minor;
+	v[F_GC_MAJOR] = (double)gc.major;
+	v[F_GC_TIME] = (double)gc.time_ms;
+	v[F_ALLOCATED] = (double)gc.allocated;
+	v[F_FREED] = (double)gc.freed;
+	v[F_HEAP_PAGES] = (double)gc.heap_pages;
+	v[F_THREADS] = (double)ss->threads;
+	v[F_SAMPLES] = (double)ss->samples;
+	v[F_TRIGGERS] = (double)ss->triggers;
+
+	getrusage(RUSAGE_SELF, &ru);
+	v[F_USER] = ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3;
+	v[F_SYS] = ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
+	v[F_REAL] = (stat_mono_ns() - st->start_ns) / 1e6;
+	v[F_RSS] = (double)ru.ru_maxrss;
+	v[F_MINFLT] = (double)ru.ru_minflt;
+	v[F_MAJFLT] = (double)ru.ru_majflt;
+	v[F_NVCSW] = (double)ru.ru_nvcsw;
+	v[F_NIVCSW] = (double)ru.ru_nivcsw;
+	v[F_INBLOCK] = (double)ru.ru_inblock;
+	v[F_OUBLOCK] = (double)ru.ru_oublock;
+	/* What the profiler itself cost: the job on the profiled threads,
+	 * its own thread, and building the profile at the end. */
+	if (v[F_REAL] > 0)
+		v[F_OVERHEAD] = (ss->job_ns + ss->worker_cpu_ns + build_ns) / 1e6 /
+		    v[F_REAL] * 100;
+	st->run.valid = 1;
+}
+
+/* A number with thousands separators and DECIMALS decimals. */
+static const char *
+stat_format(double x, int decimals, char *buf, size_t len)
+{
+	char raw[64], *dot;
+	size_t n, i, o = 0, lead;
+	int neg = x < 0;
+
+	snprintf(raw, sizeof raw, "%.*f", decimals, neg ? -x : x);
+	dot = strchr(raw, '.');
+	lead = dot ? (size_t)(dot - raw) : strlen(raw);
+	if (neg && o + 1 < len)
+		buf[o++] = '-';
+	for (i = 0; i < lead && o + 2 < len; i++) {
+		buf[o++] = raw[i];
+		n = lead - i - 1;
+		if (n > 0 && n % 3 == 0)
+			buf[o++] = ',';
+	}
+	for (i = lead; raw[i] != '\0' && o + 1 < len; i++)
+		buf[o++] = raw[i];
+	buf[o] = '\0';
+	return buf;
+}
+
+/* The mean and standard deviation of figure F over RUNS. */
+static void
+stat_mean(const struct stat_run *runs, size_t n, int f, double *mean, double *sd)
+{
+	double sum = 0, sq = 0;
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		if (runs[i].valid) {
+			sum += runs[i].v[f];
+			k++;
+		}
+	}
+	*mean = k ? sum / k : 0;
+	for (i = 0; i < n; i++) {
+		if (runs[i].valid)
+			sq += (runs[i].v[f] - *mean) * (runs[i].v[f] - *mean);
+	}
+	*sd = k > 1 ? sqrt(sq / (k - 1)) : 0;
+}
+
+/* The perf-stat-like summary of RUNS to FP. */
+static void
+stat_print_text(const struct stat *st, const struct stat_run *runs, size_t n, FILE *fp)
+{
+	double mean[F_COUNT], sd[F_COUNT], profiled;
+	char num[64], *cmd = st->script.command_line;
+	size_t k = 0, i;
+	int f, group = -1;
+
+	for (i = 0; i < n; i++)
+		k += runs[i].valid;
+	for (f = 0; f < F_COUNT; f++)
+		stat_mean(runs, n, f, &mean[f], &sd[f]);
+	profiled = mean[F_CPU] + mean[F_BLOCKED] + mean[F_WAIT] + mean[F_MARK] + mean[F_SWEEP];
+	fprintf(fp, "\n Performance counter stats for '%s'", cmd);
+	if (k > 1)
+		fprintf(fp, " (%zu runs)", k);
+	fprintf(fp, " (%s mode, %d Hz):\n", st->cfg.mode == SAMPLER_WALL ? "wall" : "cpu",
+	    st->cfg.frequency);
+	for (f = 0; f < F_COUNT; f++) {
+		const struct stat_field *d = &stat_fields[f];
+		char pct[32] = "", dev[32] = "";
+		int dec = strcmp(d->unit, "ms") == 0 || strcmp(d->unit, "%") == 0 ? 2 : 0;
+
+		if (d->group != group) {
+			fputc('\n', fp);
+			group = d->group;
+		}
+		if (f >= F_CPU && f <= F_SWEEP && profiled > 0)
+			snprintf(pct, sizeof pct, "%5.1f%%", mean[f] * 100 / profiled);
+		if (k > 1 && mean[f] != 0)
+			snprintf(dev, sizeof dev, "( +-%6.2f%% )", sd[f] * 100 / fabs(mean[f]));
+		fprintf(fp, "%18s %-3s %-31s %6s  ", stat_format(mean[f], dec, num, sizeof num),
+		    d->unit, d->label, pct);
+		if (dev[0] != '\0')
+			fprintf(fp, "%-7s %s\n", stat_source_tag[d->source], dev);
+		else
+			fprintf(fp, "%s\n", stat_source_tag[d->source]);
+	}
+	if (k < n)
+		fprintf(fp, "\n %zu of %zu runs gave no figures\n", n - k, n);
+	fputc('\n', fp);
+}
+
+/* A JSON string (the command line) to FP. */
+static void
+stat_json_string(const char *s, FILE *fp)
+{
+	fputc('"', fp);
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(fp, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(fp, "\\u%04x", c);
+		else
+			fputc(c, fp);
+	}
+	fputc('"', fp);
+}
+
+/* The figures as one JSON object to FP. */
+static void
+stat_print_json(const struct stat *st, const struct stat_run *runs, size_t n, int status,
+    FILE *fp)
+{
+	double mean, sd;
+	size_t k = 0, i;
+	int f;
+
+	for (i = 0; i < n; i++)
+		k += runs[i].valid;
+	fprintf(fp, "{\"command\":");
+	stat_json_string(st->script.command_line, fp);
+	fprintf(fp, ",\"mode\":\"%s\",\"frequency_hz\":%d,\"runs\":%zu,\"exit_status\":%d",
+	    st->cfg.mode == SAMPLER_WALL ? "wall" : "cpu", st->cfg.frequency, k, status);
+	for (f = 0; f < F_COUNT; f++) {
+		stat_mean(runs, n, f, &mean, &sd);
+		fprintf(fp, ",\"%s\":%.6g", stat_fields[f].key, mean);
+		if (n > 1)
+			fprintf(fp, ",\"%s_stddev\":%.6g", stat_fields[f].key, sd);
+	}
+	fprintf(fp, "}\n");
+}
+
+/* VM start hook: install the sampler. */
+static int
+stat_vm_start(void *arg)
+{
+	struct stat *st = arg;
+	char err[256];
+
+	if (sampler_start(&st->cfg, err, sizeof err) != 0) {
+		fprintf(stderr, "rperf stat: %s\n", err);
+		return -1;
+	}
+	script_add_comments(&st->script);
+	return 0;
+}
+
+/* Write all of BUF to FD. */
+static int
+stat_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* VM finish hook: stop, gather the figures, save and print them. */
+static int
+stat_vm_finish(void *arg, int ran)
+{
+	struct stat *st = arg;
+	struct sampler_stats ss;
+	struct profile *p;
+	int64_t t0 = stat_mono_ns();
+	char err[512];
+	int rc = 0;
+
+	p = sampler_stop(&ss);
+	if (p == NULL || !ran || getpid() != st->pid) {
+		profile_free(p);
+		return 0;
+	}
+	stat_collect(st, p, &ss, stat_mono_ns() - t0);
+	st->ran = 1;
+	if (st->save && profile_write_file(p, st->output,
+	    profile_format_from_path(st->output) != PROFILE_FORMAT_NONE ?
+	    profile_format_from_path(st->output) : PROFILE_FORMAT_PPROF,
+	    NULL, err, sizeof err) != 0) {
+		fprintf(stderr, "rperf stat: %s\n", err);
+		rc = -1;
+	}
+	if (st->figures_fd >= 0) {
+		stat_write_all(st->figures_fd, &st->run, sizeof st->run);
+	} else {
+		fflush(stdout);
+		if (st->json)
+			stat_print_json(st, &st->run, 1, 0, stderr);
+		else
+			stat_print_text(st, &st->run, 1, stderr);
+	}
+	if (st->report && st->figures_fd < 0) {
+		struct text_opts topts;
+
+		text_opts_init(&topts);
+		topts.top = st->top;
+		text_write(p, stderr, &topts);
+	}
+	profile_free(p);
+	return rc;
+}
+
+/* Run the script once in this process. */
+static int
+stat_run_vm(struct stat *st)
+{
+	struct vm_hooks hooks;
+
+	st->pid = getpid();
+	st->start_ns = stat_mono_ns();
+	hooks.start = stat_vm_start;
+	hooks.finish = stat_vm_finish;
+	hooks.arg = st;
+	return vm_run(st->script.argc, st->script.argv, &hooks);
+}
+
+/* -r N: each run in a child; the mean and deviation at the end. */
+static int
+stat_repeat(struct stat *st)
+{
+	struct stat_run *runs = calloc((size_t)st->repeat, sizeof *runs);
+	int status = 0, i, fds[2], ws;
+	pid_t pid;
+
+	if (runs == NULL) {
+		fprintf(stderr, "rperf stat: out of memory\n");
+		return RPERF_EXIT_FAILURE;
+	}
+	for (i = 0; i < st->repeat; i++) {
+		size_t got = 0;
+		ssize_t r;
+
+		fflush(stdout);
+		fflush(stderr);
+		if (pipe(fds) != 0 || (pid = fork()) < 0) {
+			fprintf(stderr, "rperf stat: cannot start run %d: %s\n", i + 1, strerror(errno));
+			status = RPERF_EXIT_FAILURE;
+			break;
+		}
+		if (pid == 0) {
+			close(fds[0]);
+			st->figures_fd = fds[1];
+			st->save = st->output != NULL && i == st->repeat - 1;
+			exit(stat_run_vm(st));
+		}
+		close(fds[1]);
+		while (got < sizeof runs[i] &&
+		    ((r = read(fds[0], (char *)&runs[i] + got, sizeof runs[i] - got)) > 0 ||
+		    (r < 0 && errno == EINTR)))
+			got += r > 0 ? (size_t)r : 0;
+		close(fds[0]);
+		if (got != sizeof runs[i])
+			memset(&runs[i], 0, sizeof runs[i]);
+		while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
+			;
+		if (WIFSIGNALED(ws)) {
+			/* Interrupted: report what we have, then die alike. */
+			status = 128 + WTERMSIG(ws);
+			i++;
+			st->repeat = i;
+			break;
+		}
+		status = WEXITSTATUS(ws);
+	}
+	if (st->json)
+		stat_print_json(st, runs, (size_t)st->repeat, status, stderr);
+	else
+		stat_print_text(st, runs, (size_t)st->repeat, stderr);
+	free(runs);
+	return status;
+}
+
+/* Parse the options of stat/exec; leave optind at the script. */
+static void
+stat_parse_options(struct stat *st, const struct cmd_entry *e, int argc, char **argv)
+{
+	struct cmd_getopt g;
+	long v;
+	int c;
+
+	cmd_getopt_init(&g, e);
+	while ((c = script_getopt(&g, argc, argv)) != -1) {
+		if (script_sampler_option(e, c, optarg, &st->cfg))
+			continue;
+		switch (c) {
+		case 'o':
+			st->output = optarg;
+			break;
+		case STAT_OPT_REPORT:
+			st->report = 1;
+			break;
+		case STAT_OPT_TOP:
+			if (cmd_parse_long(optarg, 1, 1000000, &v) != 0)
+				cmd_usage_error(e, "invalid --top '%s' (expected a number from 1)", optarg);
+			st->top = (size_t)v;
+			break;
+		case STAT_OPT_JSON:
+			st->json = 1;
+			break;
+		case 'r':
+			if (cmd_parse_long(optarg, 1, 10000, &v) != 0)
+				cmd_usage_error(e, "invalid --repeat '%s' (expected 1 to 10000)", optarg);
+			st->repeat = v;
+			break;
+		}
+	}
+	cmd_getopt_release(&g);
+}
+
+/* "rperf stat" and "rperf exec". */
+static int
+stat_exec_common(const struct cmd_entry *e, int report, int argc, char **argv)
+{
+	struct stat st;
+	int status;
+
+	memset(&st, 0, sizeof st);
+	script_sampler_defaults(&st.cfg, SAMPLER_WALL);
+	st.report = report;
+	st.repeat = 1;
+	st.figures_fd = -1;
+	stat_parse_options(&st, e, argc, argv);
+	script_argv_init(&st.script, e, argc, argv);
+	if (st.output != NULL && strcmp(st.output, "-") == 0)
+		cmd_usage_error(e, "the profile cannot go to stdout: it belongs to the script");
+	if (st.repeat > 1) {
+		status = stat_repeat(&st);
+	} else {
+		st.save = st.output != NULL;
+		status = stat_run_vm(&st);
+	}
+	script_argv_release(&st.script);
+	return status;
+}
+
+static int
+stat_exec(int argc, char **argv)
+{
+	return stat_exec_common(&cmd_stat_entry, 0, argc, argv);
+}
+
+static int
+exec_exec(int argc, char **argv)
+{
+	return stat_exec_common(&cmd_exec_entry, 1, argc, argv);
+}
+
+const struct cmd_entry cmd_stat_entry = {
+	.name = "stat",
+	.usage = "[options] [--] [ruby options] SCRIPT [ARGS...]",
+	.summary = "run a Ruby script and print where its time went",
+	.options = stat_options,
+	.operands = "@rb",
+	.exec = stat_exec,
+};
+
+const struct cmd_entry cmd_exec_entry = {
+	.name = "exec",
+	.usage = "[options] [--] [ruby options] SCRIPT [ARGS...]",
+	.summary = "stat --report: the summary and the top tables",
+	.options = stat_options,
+	.operands = "@rb",
+	.exec = exec_exec,
+};
