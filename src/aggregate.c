@@ -113,7 +113,7 @@ agg_stacks_intern(struct agg_stacks *st, const uint32_t *ids, uint32_t depth,
 		e = &st->entries[k - 1];
 		if (e->hash == h && e->depth == depth && e->thread == thread &&
 		    e->label_set == label_set && e->state == state &&
-		    memcmp(st->ids + e->ids_off, ids, depth * sizeof *ids) == 0)
+		    (depth == 0 || memcmp(st->ids + e->ids_off, ids, depth * sizeof *ids) == 0))
 			return k - 1;
 		j = (j + 1) & (st->nbuckets - 1);
 	}
