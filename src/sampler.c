@@ -46,6 +46,7 @@
 #include <ruby/thread.h>
 
 #include "aggregate.h"
+#include "cpuclock.h"
 #include "profile.h"
 #include "rperf-module.h"
 #include "sampler.h"
@@ -87,6 +88,11 @@ struct sampler_thread {
 	VALUE thread;
 	int seq;
 	clockid_t cpu_clock;	/* this thread's CPU clock, readable anywhere */
+	/* The fast reading of the same clock, on this thread only; its
+	 * origin moved onto cpu_clock's by clock_offset. */
+	struct cpuclock clock;
+	int64_t clock_offset;
+	int clock_open;
 	int64_t prev;		/* clock reading billed up to */
 	int label_set;
 	/* Set without the GVL by SUSPENDED/READY, read at RESUMED. */
@@ -215,6 +221,15 @@ sampler_clock(const struct sampler_thread *td)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* TD's billing clock read on TD's own thread: the fast CPU clock. */
+static int64_t
+sampler_clock_self(struct sampler_thread *td)
+{
+	if (sampler.cfg.mode == SAMPLER_WALL || !td->clock_open)
+		return sampler_clock(td);
+	return cpuclock_read(&td->clock) + td->clock_offset;
+}
+
 /* The default timer signal, SIGRTMIN+8. */
 int
 sampler_default_signal(void)
@@ -319,7 +334,16 @@ sampler_thread_create(VALUE thread)
 	td->seq = ++sampler.next_seq;
 	if (pthread_getcpuclockid(pthread_self(), &td->cpu_clock) != 0)
 		td->cpu_clock = CLOCK_THREAD_CPUTIME_ID;
-	td->prev = sampler_clock(td);
+	if (sampler.cfg.mode == SAMPLER_CPU) {
+		struct timespec ts;
+
+		cpuclock_open(&td->clock);
+		clock_gettime(td->cpu_clock, &ts);
+		td->clock_offset = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec -
+		    cpuclock_read(&td->clock);
+		td->clock_open = 1;
+	}
+	td->prev = sampler_clock_self(td);
 	td->next = sampler.threads;
 	if (td->next != NULL)
 		td->next->pprev = &td->next;
@@ -383,6 +407,8 @@ sampler_thread_free(struct sampler_thread *td)
 	*td->pprev = td->next;
 	if (td->next != NULL)
 		td->next->pprev = td->pprev;
+	if (td->clock_open)
+		cpuclock_close(&td->clock);
 	free(td);
 }
 
@@ -424,7 +450,7 @@ sampler_job(void *arg)
 		return;
 	t0 = sampler_mono_ns();
 	td = sampler_thread_current();
-	now = sampler_clock(td);
+	now = sampler_clock_self(td);
 	if (now > td->prev) {
 		sampler_capture(td);
 		sampler_record(td, now - td->prev, STATE_NORMAL);
@@ -511,7 +537,7 @@ sampler_gc_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE kla
 		sampler.gc_captured = 0;
 		sampler.gc_seg_state = sampler.gc_phase == STATE_GC_SWEEP ?
 		    STATE_GC_SWEEP : STATE_GC_MARK;
-		sampler.gc_seg_start = td != NULL ? sampler_clock(td) : 0;
+		sampler.gc_seg_start = td != NULL ? sampler_clock_self(td) : 0;
 		return;
 	}
 	if (event & RUBY_INTERNAL_EVENT_GC_START) {
@@ -528,14 +554,14 @@ sampler_gc_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE kla
 		return;
 	}
 	if (event & RUBY_INTERNAL_EVENT_GC_END_MARK) {
-		sampler_gc_bill(sampler_clock(sampler.gc_td));
+		sampler_gc_bill(sampler_clock_self(sampler.gc_td));
 		sampler.gc_phase = STATE_GC_SWEEP;
 		sampler.gc_seg_state = STATE_GC_SWEEP;
 	} else if (event & RUBY_INTERNAL_EVENT_GC_END_SWEEP) {
-		sampler_gc_bill(sampler_clock(sampler.gc_td));
+		sampler_gc_bill(sampler_clock_self(sampler.gc_td));
 		sampler.gc_phase = 0;
 	} else if (event & RUBY_INTERNAL_EVENT_GC_EXIT) {
-		sampler_gc_bill(sampler_clock(sampler.gc_td));
+		sampler_gc_bill(sampler_clock_self(sampler.gc_td));
 		sampler.gc_in_window = 0;
 		sampler.gc_td = NULL;
 	}
@@ -566,7 +592,7 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 		sampler_capture(td);
 		if (td->depth == 0)
 			td->depth = depth;	/* frames gone: bill the last stack */
-		sampler_bill_rest(td, sampler_clock(td));
+		sampler_bill_rest(td, sampler_clock_self(td));
 	}
 	sampler_thread_save_name(td);
 	sampler_thread_free(td);
@@ -766,8 +792,10 @@ sampler_reset_baselines(void)
 {
 	struct sampler_thread *td;
 
+	VALUE current = rb_thread_current();
+
 	for (td = sampler.threads; td != NULL; td = td->next) {
-		td->prev = sampler_clock(td);
+		td->prev = td->thread == current ? sampler_clock_self(td) : sampler_clock(td);
 		td->suspended = 0;
 	}
 }
@@ -1242,11 +1270,13 @@ sampler_stop(struct sampler_stats *stats)
 	current = rb_thread_current();
 	if (was_armed) {
 		for (td = sampler.threads; td != NULL; td = td->next) {
-			if (td->thread == current)
+			if (td->thread == current) {
 				sampler_capture(td);
-			else
+				sampler_bill_rest(td, sampler_clock_self(td));
+			} else {
 				sampler_capture_other(td);
-			sampler_bill_rest(td, sampler_clock(td));
+				sampler_bill_rest(td, sampler_clock(td));
+			}
 		}
 	}
 	sampler_save_live_names();
@@ -1309,7 +1339,7 @@ sampler_profile_leave(void)
 	if (--sampler.profile_depth == 0 && sampler.cfg.defer) {
 		td = sampler_thread_current();
 		sampler_capture(td);
-		sampler_bill_rest(td, sampler_clock(td));
+		sampler_bill_rest(td, sampler_clock_self(td));
 		sampler_arm(0);
 	}
 }
