@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "folded.h"
 #include "xmalloc.h"
 
@@ -36,19 +37,6 @@ struct folded_line {
 	char *text;
 	int64_t weight;
 };
-
-/* Format a one-line error into ERR. */
-static void
-folded_error(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* The frame text of a function name: safe to put between semicolons. */
 static char *
@@ -230,18 +218,18 @@ folded_parse_weight(const char *s, size_t len, size_t lineno, int64_t *out,
 	int shown = len > 32 ? 32 : (int)len;
 
 	if (len > 0 && s[0] == '-') {
-		folded_error(err, errlen, "line %zu: negative weight '%.*s'",
+		error_set(err, errlen, "line %zu: negative weight '%.*s'",
 		    lineno, shown, s);
 		return -1;
 	}
 	for (i = 0; i < len; i++) {
 		if (s[i] < '0' || s[i] > '9') {
-			folded_error(err, errlen, "line %zu: weight '%.*s' is "
+			error_set(err, errlen, "line %zu: weight '%.*s' is "
 			    "not an integer", lineno, shown, s);
 			return -1;
 		}
 		if (w > (INT64_MAX - (s[i] - '0')) / 10) {
-			folded_error(err, errlen, "line %zu: weight '%.*s' is "
+			error_set(err, errlen, "line %zu: weight '%.*s' is "
 			    "too large", lineno, shown, s);
 			return -1;
 		}
@@ -327,7 +315,7 @@ folded_parse(const char *buf, size_t len, char *err, size_t errlen)
 		    err, errlen) != 0)
 			goto fail;
 		if (f == line || f - 1 == line) {
-			folded_error(err, errlen, "line %zu: no stack before "
+			error_set(err, errlen, "line %zu: no stack before "
 			    "the weight", lineno);
 			goto fail;
 		}

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "error.h"
 #include "folded.h"
 #include "output.h"
 #include "pprof.h"
@@ -47,19 +48,6 @@ static const struct {
 	{ ".txt", PROFILE_FORMAT_TEXT },
 };
 #define OUTPUT_NITEMS(a) (sizeof (a) / sizeof (a)[0])
-
-/* Format a one-line error into ERR. */
-static void
-output_error(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 enum profile_format
 profile_format_from_name(const char *name)
@@ -232,13 +220,13 @@ profile_write_file(const struct profile *p, const char *path,
 	int rc;
 
 	if (fmt == PROFILE_FORMAT_NONE) {
-		output_error(err, errlen, "no format to write '%s' in", path);
+		error_set(err, errlen, "no format to write '%s' in", path);
 		return -1;
 	}
 	if (strcmp(path, "-") == 0) {
 		errno = 0;
 		if (output_write_stream(p, stdout, fmt, topts) != 0) {
-			output_error(err, errlen, "cannot write to standard "
+			error_set(err, errlen, "cannot write to standard "
 			    "output: %s", strerror(errno ? errno : EIO));
 			clearerr(stdout);
 			return -1;
@@ -258,7 +246,7 @@ profile_write_file(const struct profile *p, const char *path,
 	else
 		rc = output_write_atomic(p, target, fmt, topts);
 	if (rc != 0)
-		output_error(err, errlen, "cannot write '%s': %s", path,
+		error_set(err, errlen, "cannot write '%s': %s", path,
 		    strerror(errno));
 	free(real);
 	return rc;
@@ -362,7 +350,7 @@ profile_parse_buffer(const uint8_t *buf, size_t len, const char *name,
 	if (fmt != NULL)
 		*fmt = PROFILE_FORMAT_NONE;
 	if (len == 0) {
-		output_error(err, errlen, "'%s' is empty", name);
+		error_set(err, errlen, "'%s' is empty", name);
 		return NULL;
 	}
 	detail[0] = '\0';
@@ -377,7 +365,7 @@ profile_parse_buffer(const uint8_t *buf, size_t len, const char *name,
 	if (output_is_text(buf, len)) {
 		if (!output_looks_folded(buf, len, &blank)) {
 			if (blank)
-				output_error(err, errlen, "'%s' is empty",
+				error_set(err, errlen, "'%s' is empty",
 				    name);
 			else
 				goto unknown;
@@ -401,11 +389,11 @@ profile_parse_buffer(const uint8_t *buf, size_t len, const char *name,
 	if (buf[0] == 0x0a || buf[0] == 0x12)
 		goto corrupt;
 unknown:
-	output_error(err, errlen, "'%s' is not a pprof or folded profile",
+	error_set(err, errlen, "'%s' is not a pprof or folded profile",
 	    name);
 	return NULL;
 corrupt:
-	output_error(err, errlen, "'%s' is truncated or corrupt: %s", name,
+	error_set(err, errlen, "'%s' is truncated or corrupt: %s", name,
 	    detail);
 	return NULL;
 }
@@ -423,16 +411,16 @@ profile_read_format(const char *path, enum profile_format *fmt, char *err,
 		*fmt = PROFILE_FORMAT_NONE;
 	fd = stdin_ ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd == -1) {
-		output_error(err, errlen, "cannot read '%s': %s", path,
+		error_set(err, errlen, "cannot read '%s': %s", path,
 		    strerror(errno));
 		return NULL;
 	}
 	if (output_slurp(fd, &buf, &len) != 0) {
 		if (errno == EFBIG)
-			output_error(err, errlen, "'%s' is too large (more "
+			error_set(err, errlen, "'%s' is too large (more "
 			    "than %zu MiB)", path, PROFILE_READ_MAX >> 20);
 		else
-			output_error(err, errlen, "cannot read '%s': %s",
+			error_set(err, errlen, "cannot read '%s': %s",
 			    path, strerror(errno));
 		if (!stdin_)
 			close(fd);

@@ -21,6 +21,7 @@
 
 #include <zlib.h>
 
+#include "error.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
 #include "xmalloc.h"
@@ -76,19 +77,6 @@ struct pprof_reader {
 	char *err;
 	size_t errlen;
 };
-
-/* Format a one-line error into ERR. */
-static void
-pprof_error(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Write the deflate output buffer to the file. */
 static void
@@ -274,7 +262,7 @@ pprof_write(const struct profile *p, FILE *fp, char *err, size_t errlen)
 	o->fp = fp;
 	if (deflateInit2(&o->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED,
 	    16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		pprof_error(err, errlen, "cannot start compression");
+		error_set(err, errlen, "cannot start compression");
 		free(o);
 		goto out;
 	}
@@ -289,9 +277,9 @@ pprof_write(const struct profile *p, FILE *fp, char *err, size_t errlen)
 	if (o->failed == 0 && ferror(fp))
 		o->failed = EIO;
 	if (o->zerr != NULL)
-		pprof_error(err, errlen, "cannot compress: %s", o->zerr);
+		error_set(err, errlen, "cannot compress: %s", o->zerr);
 	else if (o->failed != 0)
-		pprof_error(err, errlen, "%s", strerror(o->failed));
+		error_set(err, errlen, "%s", strerror(o->failed));
 	else
 		rc = 0;
 	if (o->failed != 0)
@@ -332,7 +320,7 @@ pprof_gunzip(const uint8_t *in, size_t inlen, size_t *outlen, char *err,
 
 	memset(&zs, 0, sizeof zs);
 	if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
-		pprof_error(err, errlen, "cannot start decompression");
+		error_set(err, errlen, "cannot start decompression");
 		return NULL;
 	}
 	zs.next_in = (Bytef *)(uintptr_t)in;
@@ -344,7 +332,7 @@ pprof_gunzip(const uint8_t *in, size_t inlen, size_t *outlen, char *err,
 		zs.avail_in = (uInt)chunk_in;
 		if (used == cap) {
 			if (cap >= PPROF_MAX_DECOMPRESSED) {
-				pprof_error(err, errlen, "profile is larger "
+				error_set(err, errlen, "profile is larger "
 				    "than %zu MiB when decompressed",
 				    PPROF_MAX_DECOMPRESSED >> 20);
 				goto fail;
@@ -369,7 +357,7 @@ pprof_gunzip(const uint8_t *in, size_t inlen, size_t *outlen, char *err,
 			if (left == 0)
 				break;
 			if (!pprof_is_gzip(zs.next_in, left)) {
-				pprof_error(err, errlen,
+				error_set(err, errlen,
 				    "trailing garbage after gzip data");
 				goto fail;
 			}
@@ -377,11 +365,11 @@ pprof_gunzip(const uint8_t *in, size_t inlen, size_t *outlen, char *err,
 			continue;
 		}
 		if (rc == Z_BUF_ERROR && zs.avail_out != 0) {
-			pprof_error(err, errlen, "gzip data is truncated");
+			error_set(err, errlen, "gzip data is truncated");
 			goto fail;
 		}
 		if (rc != Z_OK && rc != Z_BUF_ERROR) {
-			pprof_error(err, errlen, "gzip data is corrupt: %s",
+			error_set(err, errlen, "gzip data is corrupt: %s",
 			    zs.msg ? zs.msg : "inflate failed");
 			goto fail;
 		}
@@ -489,7 +477,7 @@ pprof_str(struct pprof_reader *r, int64_t idx, const char *what, str_id *out)
 		return 0;
 	}
 	if (idx < 0 || (uint64_t)idx >= n) {
-		pprof_error(r->err, r->errlen, "%s string index %" PRId64
+		error_set(r->err, r->errlen, "%s string index %" PRId64
 		    " out of range (%zu strings)", what, idx, n);
 		return -1;
 	}
@@ -506,7 +494,7 @@ pprof_read_strings(struct pprof_reader *r)
 	if (n == 0)
 		return 0;
 	if (r->m->string_table[0][0] != '\0') {
-		pprof_error(r->err, r->errlen, "first string is not empty");
+		error_set(r->err, r->errlen, "first string is not empty");
 		return -1;
 	}
 	r->strmap = xcalloc(n, sizeof *r->strmap);
@@ -581,7 +569,7 @@ pprof_read_functions(struct pprof_reader *r)
 		uint64_t id;
 
 		if (f->id == 0) {
-			pprof_error(r->err, r->errlen, "function with id 0");
+			error_set(r->err, r->errlen, "function with id 0");
 			return -1;
 		}
 		if (pprof_str(r, f->name, "function name", &name) != 0 ||
@@ -593,7 +581,7 @@ pprof_read_functions(struct pprof_reader *r)
 		id = profile_function_ids(r->p, name, system_name, filename,
 		    f->start_line);
 		if (pprof_map_put(&r->functions, f->id, id) != 0) {
-			pprof_error(r->err, r->errlen,
+			error_set(r->err, r->errlen,
 			    "function id %" PRIu64 " is not unique", f->id);
 			return -1;
 		}
@@ -629,11 +617,11 @@ pprof_read_locations(struct pprof_reader *r)
 		const Perftools__Profiles__Location *l = m->location[i];
 
 		if (l->id == 0) {
-			pprof_error(r->err, r->errlen, "location with id 0");
+			error_set(r->err, r->errlen, "location with id 0");
 			return -1;
 		}
 		if (pprof_map_put(&r->locations, l->id, i) != 0) {
-			pprof_error(r->err, r->errlen,
+			error_set(r->err, r->errlen,
 			    "location id %" PRIu64 " is not unique", l->id);
 			return -1;
 		}
@@ -645,7 +633,7 @@ pprof_read_locations(struct pprof_reader *r)
 				fid = profile_function_ids(p, 0, 0, 0, 0);
 			else if (pprof_map_get(&r->functions, ln->function_id,
 			    &fid) != 0) {
-				pprof_error(r->err, r->errlen, "location %"
+				error_set(r->err, r->errlen, "location %"
 				    PRIu64 " refers to unknown function %"
 				    PRIu64, l->id, ln->function_id);
 				return -1;
@@ -681,7 +669,7 @@ pprof_read_samples(struct pprof_reader *r)
 		const Perftools__Profiles__Sample *s = m->sample[i];
 
 		if (s->n_value != m->n_sample_type) {
-			pprof_error(r->err, r->errlen, "sample %zu has %zu "
+			error_set(r->err, r->errlen, "sample %zu has %zu "
 			    "values for %zu sample types", i, s->n_value,
 			    m->n_sample_type);
 			goto out;
@@ -692,14 +680,14 @@ pprof_read_samples(struct pprof_reader *r)
 
 			if (pprof_map_get(&r->locations, s->location_id[j],
 			    &idx) != 0) {
-				pprof_error(r->err, r->errlen, "sample %zu "
+				error_set(r->err, r->errlen, "sample %zu "
 				    "refers to unknown location %" PRIu64, i,
 				    s->location_id[j]);
 				goto out;
 			}
 			f = &r->frames[idx];
 			if (f->n > r->max_frames - total) {
-				pprof_error(r->err, r->errlen, "profile has "
+				error_set(r->err, r->errlen, "profile has "
 				    "more than %zu frames", r->max_frames);
 				goto out;
 			}
@@ -754,7 +742,7 @@ pprof_parse(const uint8_t *buf, size_t len, char *err, size_t errlen)
 			return NULL;
 		buf = raw;
 	} else if (len > PPROF_MAX_DECOMPRESSED) {
-		pprof_error(err, errlen, "profile is larger than %zu MiB",
+		error_set(err, errlen, "profile is larger than %zu MiB",
 		    PPROF_MAX_DECOMPRESSED >> 20);
 		return NULL;
 	}
@@ -769,10 +757,10 @@ pprof_parse(const uint8_t *buf, size_t len, char *err, size_t errlen)
 	free(raw);
 	if (r.m == NULL) {
 		if (budget.refused)
-			pprof_error(err, errlen, "profile needs too much "
+			error_set(err, errlen, "profile needs too much "
 			    "memory to decode");
 		else
-			pprof_error(err, errlen, "not a valid profile "
+			error_set(err, errlen, "not a valid profile "
 			    "protobuf");
 		return NULL;
 	}
