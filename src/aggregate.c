@@ -130,6 +130,8 @@ agg_stacks_intern(struct agg_stacks *st, const uint32_t *ids, uint32_t depth,
 	e->hash = h;
 	e->weight = 0;
 	e->count = 0;
+	e->sent_weight = 0;
+	e->sent_count = 0;
 	st->nids += depth;
 	st->buckets[j] = (uint32_t)++st->count;
 	return (uint32_t)(st->count - 1);
@@ -147,7 +149,7 @@ agg_stacks_add(struct agg_stacks *st, const uint32_t *ids, uint32_t depth,
 	return k;
 }
 
-/* Zero every weight and count, keeping the keys. */
+/* Zero every weight and count (and what was sent), keeping the keys. */
 void
 agg_stacks_clear(struct agg_stacks *st)
 {
@@ -156,6 +158,8 @@ agg_stacks_clear(struct agg_stacks *st)
 	for (i = 0; i < st->count; i++) {
 		st->entries[i].weight = 0;
 		st->entries[i].count = 0;
+		st->entries[i].sent_weight = 0;
+		st->entries[i].sent_count = 0;
 	}
 }
 

@@ -30,6 +30,8 @@ struct agg_stack {
 	uint32_t hash;
 	int64_t weight;
 	int64_t count;
+	int64_t sent_weight;	/* weight and count already handed out as */
+	int64_t sent_count;	/* an interval (see the sampler's push) */
 };
 
 struct agg_stacks {
@@ -51,7 +53,7 @@ uint32_t agg_stacks_intern(struct agg_stacks *st, const uint32_t *ids, uint32_t 
 /* Add one sample of WEIGHT to the entry for this key. */
 uint32_t agg_stacks_add(struct agg_stacks *st, const uint32_t *ids, uint32_t depth,
     int thread, int label_set, int state, int64_t weight);
-/* Zero every weight and count, keeping the keys. */
+/* Zero every weight and count (and what was sent), keeping the keys. */
 void agg_stacks_clear(struct agg_stacks *st);
 void agg_stacks_release(struct agg_stacks *st);
 

@@ -132,6 +132,9 @@ struct sampler {
 	int profile_depth;		/* nested Rperf.profile blocks */
 
 	rb_postponed_job_handle_t job;
+	rb_postponed_job_handle_t interval_job;
+	int64_t sent_real_ns;		/* CLOCK_REALTIME of the last interval's end */
+	size_t raw_sent;		/* raw samples handed out as intervals */
 	rb_internal_thread_specific_key_t key;
 	rb_internal_thread_event_hook_t *gvl_hook;
 	int event_hooks;
@@ -193,6 +196,7 @@ struct sampler {
 };
 
 static struct sampler sampler;
+static void sampler_interval_job(void *arg);
 static int sampler_atfork_set;
 static int sampler_key_made;
 
@@ -673,8 +677,9 @@ sampler_aggregate(struct sampler_buffer *b)
 static void *
 sampler_worker_main(void *arg)
 {
-	struct timespec next;
-	long period = 1000000000L / sampler.cfg.frequency;
+	int64_t period = 1000000000LL / sampler.cfg.frequency;
+	int64_t next_tick = 0, next_interval = sampler_mono_ns() + sampler.cfg.interval_ns;
+	int was_ticking = 0;
 	sigset_t set;
 
 	/* Only the timer signal is ours to take; Ruby's are not. */
@@ -684,9 +689,11 @@ sampler_worker_main(void *arg)
 	pthread_sigmask(SIG_SETMASK, &set, NULL);
 	atomic_store(&sampler.worker_tid, (int)syscall(SYS_gettid));
 
-	clock_gettime(CLOCK_MONOTONIC, &next);
 	pthread_mutex_lock(&sampler.worker_mutex);
 	while (!sampler.quit) {
+		int64_t now, deadline = INT64_MAX;
+		int ticking;
+
 		if (atomic_load(&sampler.swap_pending)) {
 			int standby = atomic_load(&sampler.active) ^ 1;
 
@@ -697,30 +704,41 @@ sampler_worker_main(void *arg)
 			pthread_cond_broadcast(&sampler.worker_cond);
 			continue;
 		}
-		if (sampler.use_signal || !atomic_load(&sampler.armed)) {
+		/* The timer thread ticks at absolute times, so no drift. */
+		now = sampler_mono_ns();
+		ticking = !sampler.use_signal && atomic_load(&sampler.armed);
+		if (ticking && !was_ticking)
+			next_tick = now + period;
+		was_ticking = ticking;
+		if (ticking)
+			deadline = next_tick;
+		if (sampler.cfg.interval_ns > 0 && next_interval < deadline)
+			deadline = next_interval;
+		if (deadline == INT64_MAX) {
 			pthread_cond_wait(&sampler.worker_cond, &sampler.worker_mutex);
-			clock_gettime(CLOCK_MONOTONIC, &next);
-			continue;
-		}
-		/* Thread timer: tick at absolute times, so no drift. */
-		next.tv_nsec += period;
-		while (next.tv_nsec >= 1000000000L) {
-			next.tv_nsec -= 1000000000L;
-			next.tv_sec++;
-		}
-		while (!sampler.quit && !atomic_load(&sampler.swap_pending) &&
-		    pthread_cond_timedwait(&sampler.worker_cond, &sampler.worker_mutex, &next) != ETIMEDOUT)
-			;
-		if (!sampler.quit && atomic_load(&sampler.armed)) {
-			struct timespec now;
+		} else if (deadline > now) {
+			struct timespec ts;
 
+			ts.tv_sec = deadline / 1000000000;
+			ts.tv_nsec = deadline % 1000000000;
+			pthread_cond_timedwait(&sampler.worker_cond, &sampler.worker_mutex, &ts);
+		}
+		if (sampler.quit)
+			break;
+		now = sampler_mono_ns();
+		if (ticking && atomic_load(&sampler.armed) && now >= next_tick) {
 			atomic_fetch_add(&sampler.triggers, 1);
 			rb_postponed_job_trigger(sampler.job);
+			next_tick += period;
 			/* Far behind (the machine was busy): skip missed ticks. */
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if ((now.tv_sec - next.tv_sec) * 1000000000L +
-			    (now.tv_nsec - next.tv_nsec) > 10 * period)
-				next = now;
+			if (now - next_tick > 10 * period)
+				next_tick = now + period;
+		}
+		if (sampler.cfg.interval_ns > 0 && now >= next_interval) {
+			rb_postponed_job_trigger(sampler.interval_job);
+			next_interval += sampler.cfg.interval_ns;
+			if (next_interval <= now)
+				next_interval = now + sampler.cfg.interval_ns;
 		}
 	}
 	pthread_mutex_unlock(&sampler.worker_mutex);
@@ -914,9 +932,13 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 	}
 	clock_gettime(CLOCK_REALTIME, &sampler.start_real);
 	sampler.start_mono = sampler_mono_ns();
+	sampler.sent_real_ns = (int64_t)sampler.start_real.tv_sec * 1000000000 +
+	    sampler.start_real.tv_nsec;
 
 	sampler.job = rb_postponed_job_preregister(0, sampler_job, NULL);
-	if (sampler.job == POSTPONED_JOB_HANDLE_INVALID) {
+	sampler.interval_job = rb_postponed_job_preregister(0, sampler_interval_job, NULL);
+	if (sampler.job == POSTPONED_JOB_HANDLE_INVALID ||
+	    sampler.interval_job == POSTPONED_JOB_HANDLE_INVALID) {
 		snprintf(err, errlen, "cannot register the sampling job: Ruby's job table is full");
 		return -1;
 	}
@@ -1125,9 +1147,23 @@ sampler_save_live_names(void)
 		sampler_thread_save_name(td);
 }
 
-/* Build a profile from the tables (everything aggregated already). */
+/* The real time now, in ns since the epoch. */
+static int64_t
+sampler_real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Build a profile from the tables (everything aggregated already): the
+ * whole run, or with DELTA what came since the last interval, which then
+ * counts as handed out.
+ */
 static struct profile *
-sampler_build(void)
+sampler_build(int delta)
 {
 	static const char *const types[] = { "samples", NULL };
 	static const char *const units[] = { "count", "nanoseconds" };
@@ -1145,24 +1181,40 @@ sampler_build(void)
 	p->period = 1000000000LL / sampler.cfg.frequency;
 	p->time_nanos = (int64_t)sampler.start_real.tv_sec * 1000000000 + sampler.start_real.tv_nsec;
 	p->duration_nanos = sampler_mono_ns() - sampler.start_mono;
+	if (delta) {
+		int64_t now = sampler_real_ns();
+
+		p->time_nanos = sampler.sent_real_ns;
+		p->duration_nanos = now - sampler.sent_real_ns;
+		sampler.sent_real_ns = now;
+	}
 
 	memset(&lc, 0, sizeof lc);
 	lc.p = p;
 	cache = xcalloc(sampler.frames.count + 1, sizeof *cache);
 	if (sampler.cfg.aggregate) {
 		for (i = 0; i < sampler.stacks.count; i++) {
-			const struct agg_stack *e = &sampler.stacks.entries[i];
+			struct agg_stack *e = &sampler.stacks.entries[i];
+			int64_t count = e->count, weight = e->weight;
 
-			if (e->count > 0)
-				sampler_emit(p, cache, &lc, e, e->count, e->weight, 0, 0);
+			if (delta) {
+				count -= e->sent_count;
+				weight -= e->sent_weight;
+				e->sent_count = e->count;
+				e->sent_weight = e->weight;
+			}
+			if (count > 0)
+				sampler_emit(p, cache, &lc, e, count, weight, 0, 0);
 		}
 	} else {
-		for (i = 0; i < sampler.nraw; i++) {
+		for (i = delta ? sampler.raw_sent : 0; i < sampler.nraw; i++) {
 			const struct sampler_raw *r = &sampler.raw[i];
 
 			sampler_emit(p, cache, &lc, &sampler.stacks.entries[r->stack], 1,
 			    r->weight, r->time_ns, 1);
 		}
+		if (delta)
+			sampler.raw_sent = sampler.nraw;
 	}
 	free(cache);
 	free(lc.labels);
@@ -1282,7 +1334,13 @@ sampler_stop(struct sampler_stats *stats)
 	sampler_save_live_names();
 	sampler_drain();
 	sampler_fill_stats(stats);
-	p = sampler_build();
+	if (sampler.cfg.interval_fn != NULL) {
+		/* The last, partial interval. */
+		p = sampler_build(1);
+		sampler.cfg.interval_fn(p, sampler.cfg.interval_arg);
+		profile_free(p);
+	}
+	p = sampler_build(0);
 	sampler_teardown();
 	return p;
 }
@@ -1302,20 +1360,44 @@ sampler_snapshot(int clear, struct sampler_stats *stats)
 	pthread_mutex_unlock(&sampler.worker_mutex);
 	sampler_save_live_names();
 	sampler_fill_stats(stats);
-	p = sampler_build();
+	p = sampler_build(0);
 	if (clear) {
 		pthread_mutex_lock(&sampler.table_mutex);
 		agg_stacks_clear(&sampler.stacks);
 		sampler.nraw = 0;
+		sampler.raw_sent = 0;
 		pthread_mutex_unlock(&sampler.table_mutex);
 		sampler.samples = 0;
 		sampler.timer_samples = 0;
 		atomic_store(&sampler.triggers, 0);
 		sampler.start_mono = sampler_mono_ns();
 		clock_gettime(CLOCK_REALTIME, &sampler.start_real);
+		sampler.sent_real_ns = sampler_real_ns();
 	}
 	atomic_store(&sampler.building, 0);
 	return p;
+}
+
+/* The interval job: hand what came since the last interval to the
+ * interval function (on a Ruby thread, with the GVL). */
+static void
+sampler_interval_job(void *arg)
+{
+	struct profile *p;
+
+	if (!sampler_running() || sampler.cfg.interval_fn == NULL ||
+	    atomic_load(&sampler.building))
+		return;
+	atomic_store(&sampler.building, 1);
+	sampler_wait_worker();
+	pthread_mutex_lock(&sampler.worker_mutex);
+	sampler_drain();
+	pthread_mutex_unlock(&sampler.worker_mutex);
+	sampler_save_live_names();
+	p = sampler_build(1);
+	atomic_store(&sampler.building, 0);
+	sampler.cfg.interval_fn(p, sampler.cfg.interval_arg);
+	profile_free(p);
 }
 
 /* Entering an Rperf.profile block: in defer mode, arm on the first. */

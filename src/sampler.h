@@ -31,6 +31,18 @@ struct sampler_config {
 	int lines;		/* record the line of each frame */
 	int aggregate;		/* 0: keep every sample with its time */
 	int defer;		/* timer disarmed until Rperf.profile */
+	/*
+	 * Intervals (for pushing to a profile store): every interval_ns the
+	 * profile of the time since the previous interval is handed to
+	 * interval_fn, on a Ruby thread holding the GVL (it must be quick
+	 * and must not call Ruby); the last, partial one at stop.  The
+	 * intervals add up to the whole run, which sampler_stop still
+	 * returns.  The profile's time_nanos and duration_nanos say which
+	 * interval it is; interval_fn must not keep it.
+	 */
+	int64_t interval_ns;	/* 0: no intervals */
+	void (*interval_fn)(const struct profile *p, void *arg);
+	void *interval_arg;
 };
 
 /* Counters for the text report and "rperf stat". */
