@@ -555,3 +555,91 @@ profile_total(const struct profile *p, size_t value_index)
 	}
 	return total;
 }
+
+/*
+ * Append every sample of SRC to DST, with its functions, locations and
+ * strings carried over, plus the numeric label KEY=VALUE when KEY is not
+ * NULL.  Value types are matched by position; SRC must have as many as
+ * DST (else -1 and nothing is added).
+ */
+int
+profile_merge(struct profile *dst, const struct profile *src, const char *key, int64_t value)
+{
+	uint64_t *locmap, *locs = NULL;
+	struct profile_label *labels = NULL;
+	size_t i, j, nlocs_cap = 0, nlabels_cap = 0;
+
+	if (src->nvalue_types != dst->nvalue_types)
+		return -1;
+	locmap = xcalloc(src->nlocations + 1, sizeof *locmap);
+	for (i = 0; i < src->nlocations; i++) {
+		const struct profile_location *l = &src->locations[i];
+		const struct profile_function *f = &src->functions[l->function - 1];
+		uint64_t fn;
+
+		fn = profile_function(dst, profile_str(src, f->name),
+		    profile_str(src, f->system_name), profile_str(src, f->filename),
+		    f->start_line);
+		locmap[i + 1] = profile_location(dst, fn, l->line);
+	}
+	for (i = 0; i < src->nsamples; i++) {
+		const struct profile_sample *s = &src->samples[i];
+		const uint64_t *sl = profile_sample_locs(src, s);
+		const struct profile_label *lb = profile_sample_labels(src, s);
+		size_t n = 0;
+
+		xgrow((void **)&locs, &nlocs_cap, s->nloc + 1, sizeof *locs);
+		for (j = 0; j < s->nloc; j++)
+			locs[j] = locmap[sl[j]];
+		xgrow((void **)&labels, &nlabels_cap, s->nlabel + 1, sizeof *labels);
+		for (j = 0; j < s->nlabel; j++) {
+			if (key != NULL && strcmp(profile_str(src, lb[j].key), key) == 0)
+				continue;	/* ours replaces it */
+			labels[n].key = profile_intern(dst, profile_str(src, lb[j].key));
+			labels[n].str = lb[j].str ? profile_intern(dst, profile_str(src, lb[j].str)) : 0;
+			labels[n].num = lb[j].num;
+			labels[n].num_unit = lb[j].num_unit ?
+			    profile_intern(dst, profile_str(src, lb[j].num_unit)) : 0;
+			n++;
+		}
+		if (key != NULL) {
+			memset(&labels[n], 0, sizeof labels[n]);
+			labels[n].key = profile_intern(dst, key);
+			labels[n].num = value;
+			n++;
+		}
+		profile_add_sample(dst, locs, s->nloc, profile_sample_values(src, s), labels, n);
+	}
+	free(locs);
+	free(labels);
+	free(locmap);
+	return 0;
+}
+
+/* A new profile with P's value types, period, times and comments, and
+ * no samples: the base to merge profiles into. */
+struct profile *
+profile_new_like(const struct profile *p)
+{
+	struct profile *q = profile_new();
+	const char **types = xcalloc(p->nvalue_types + 1, sizeof *types);
+	const char **units = xcalloc(p->nvalue_types + 1, sizeof *units);
+	size_t i;
+
+	for (i = 0; i < p->nvalue_types; i++) {
+		types[i] = profile_str(p, p->value_types[i].type);
+		units[i] = profile_str(p, p->value_types[i].unit);
+	}
+	profile_set_value_types(q, p->nvalue_types, types, units);
+	free(types);
+	free(units);
+	q->default_value = p->default_value;
+	q->period_type.type = profile_intern(q, profile_str(p, p->period_type.type));
+	q->period_type.unit = profile_intern(q, profile_str(p, p->period_type.unit));
+	q->period = p->period;
+	q->time_nanos = p->time_nanos;
+	q->duration_nanos = p->duration_nanos;
+	for (i = 0; i < p->ncomments; i++)
+		profile_add_comment(q, profile_str(p, p->comments[i]));
+	return q;
+}

@@ -127,6 +127,18 @@ const struct profile_label *profile_sample_labels(const struct profile *p,
 const char *profile_sample_label_str(const struct profile *p,
     const struct profile_sample *s, const char *key);
 
+/*
+ * Append every sample of SRC to DST, carrying its functions, locations
+ * and strings over, and with the numeric label KEY=VALUE (replacing any
+ * KEY it had) when KEY is not NULL.  Value types are matched by position;
+ * -1 when SRC has not as many as DST.
+ */
+int profile_merge(struct profile *dst, const struct profile *src, const char *key,
+    int64_t value);
+/* A new profile with P's value types, period, times and comments, and no
+ * samples: the base to merge profiles into. */
+struct profile *profile_new_like(const struct profile *p);
+
 /* Sum of value VALUE_INDEX over all samples (saturating). */
 int64_t profile_total(const struct profile *p, size_t value_index);
 

@@ -148,6 +148,65 @@ START_TEST(test_total_saturates)
 END_TEST
 
 /* 100k unique stacks over 20k functions: must stay fast (hash indexes). */
+START_TEST(test_merge)
+{
+	const char *const types[] = { "samples", "cpu" };
+	const char *const units[] = { "count", "nanoseconds" };
+	const char *const a[] = { "main", "work", NULL };
+	const char *const b[] = { "main", "other", NULL };
+	struct profile *root = profile_new(), *child = profile_new(), *out;
+	struct profile_label l = tu_label(child, "thread_name", "t1", 0);
+	const struct profile_sample *s;
+	const struct profile_label *pid;
+
+	profile_set_value_types(root, 2, types, units);
+	profile_set_value_types(child, 2, types, units);
+	root->period = 1000000;
+	profile_add_comment(root, "mode: cpu");
+	tu_add(root, a, 1, 100, NULL, 0);
+	tu_add(child, b, 2, 300, &l, 1);
+	tu_add(child, a, 1, 50, NULL, 0);
+
+	out = profile_new_like(root);
+	ck_assert_uint_eq(out->nsamples, 0);
+	ck_assert_int_eq(out->period, 1000000);
+	ck_assert_str_eq(profile_comment_value(out, "mode"), "cpu");
+	ck_assert_int_eq(profile_merge(out, root, "pid", 10), 0);
+	ck_assert_int_eq(profile_merge(out, child, "pid", 11), 0);
+	ck_assert_uint_eq(out->nsamples, 3);
+	ck_assert_int_eq(profile_total(out, 1), 450);
+	/* "main" and "work" are one function each, shared by both. */
+	ck_assert_uint_eq(out->nfunctions, 3);
+	s = &out->samples[1];
+	pid = profile_sample_label(out, s, "pid");
+	ck_assert_ptr_nonnull(pid);
+	ck_assert_int_eq(pid->num, 11);
+	ck_assert_str_eq(profile_sample_label_str(out, s, "thread_name"), "t1");
+	/* A label of the same key is replaced, not doubled. */
+	{
+		struct profile *again = profile_new_like(out);
+
+		ck_assert_int_eq(profile_merge(again, out, "pid", 99), 0);
+		ck_assert_uint_eq(again->samples[1].nlabel, 2);
+		ck_assert_int_eq(profile_sample_label(again, &again->samples[1], "pid")->num, 99);
+		profile_free(again);
+	}
+	/* Value types must match. */
+	{
+		struct profile *one = profile_new();
+		const char *const t1[] = { "samples" };
+		const char *const u1[] = { "count" };
+
+		profile_set_value_types(one, 1, t1, u1);
+		ck_assert_int_eq(profile_merge(out, one, NULL, 0), -1);
+		profile_free(one);
+	}
+	profile_free(out);
+	profile_free(root);
+	profile_free(child);
+}
+END_TEST
+
 START_TEST(test_large_profile)
 {
 	static const char *const t[] = { "samples", "cpu" };
@@ -201,6 +260,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_comments);
 	tcase_add_test(tc, test_add_sat);
 	tcase_add_test(tc, test_total_saturates);
+	tcase_add_test(tc, test_merge);
 	tcase_add_test(tc, test_large_profile);
 	suite_add_tcase(s, tc);
 	return s;
