@@ -28,6 +28,11 @@ enum {
 	RECORD_OPT_LINES,
 	RECORD_OPT_NO_AGGREGATE,
 	RECORD_OPT_DEFER,
+	RECORD_OPT_NO_INHERIT,
+	RECORD_OPT_CHILD_TIMEOUT,
+	RECORD_OPT_CONTROL_SIGNAL,
+	RECORD_OPT_DURATION,
+	RECORD_OPT_DELAY,
 };
 
 static const struct cmd_option record_options[] = {
@@ -46,6 +51,18 @@ static const struct cmd_option record_options[] = {
 	  NULL, RECORD_OPT_NO_AGGREGATE },
 	{ "defer", 0, 0, no_argument, NULL,
 	  "sample only inside Rperf.profile blocks", NULL, RECORD_OPT_DEFER },
+	{ "no-inherit", 0, 0, no_argument, NULL,
+	  "do not profile forked children", NULL, RECORD_OPT_NO_INHERIT },
+	{ "child-timeout", 0, 0, required_argument, "SECONDS",
+	  "how long to wait for children still running at exit (default 2)",
+	  "@number", RECORD_OPT_CHILD_TIMEOUT },
+	{ "control-signal", 0, 0, required_argument, "N|false",
+	  "signal of 'rperf snapshot' (default SIGRTMIN+9); false: none",
+	  "false", RECORD_OPT_CONTROL_SIGNAL },
+	{ "duration", 0, 0, required_argument, "SECONDS",
+	  "stop sampling after SECONDS; the script runs on", "@number", RECORD_OPT_DURATION },
+	{ "delay", 0, 0, required_argument, "SECONDS",
+	  "start sampling SECONDS after the start", "@number", RECORD_OPT_DELAY },
 	{ "quiet", 'q', 0, no_argument, NULL,
 	  "do not print where the profile went", NULL, 'q' },
 	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0 }
@@ -59,7 +76,8 @@ struct record {
 	int print;
 	int quiet;
 	struct script_argv script;
-	pid_t pid;		/* the process that records (not a fork) */
+	struct script_procs procs;
+	unsigned snapshots;	/* written on request so far */
 };
 
 /* VM start hook: install the sampler before anything of the script loads. */
@@ -73,8 +91,22 @@ record_vm_start(void *arg)
 		fprintf(stderr, "rperf record: %s\n", err);
 		return -1;
 	}
+	if (script_procs_start(&r->procs, err, sizeof err) != 0) {
+		fprintf(stderr, "rperf record: %s\n", err);
+		profile_free(sampler_stop(NULL));
+		return -1;
+	}
 	script_add_comments(&r->script);
 	return 0;
+}
+
+/* VM ready hook: the script is about to run. */
+static void
+record_vm_ready(void *arg)
+{
+	struct record *r = arg;
+
+	script_procs_ready(&r->procs);
 }
 
 /* VM finish hook: stop sampling and save the profile. */
@@ -88,12 +120,14 @@ record_vm_finish(void *arg, int ran)
 	char err[512];
 	int rc = 0;
 
-	/* In a forked child this only drops the parent's state: NULL. */
 	p = sampler_stop(&stats);
-	if (p == NULL || !ran || getpid() != r->pid) {
+	if (script_procs_child_done(&r->procs, p) || p == NULL || !ran) {
 		profile_free(p);
+		script_procs_release(&r->procs);
 		return 0;
 	}
+	script_procs_merge(&r->procs, &p, r->procs.child_timeout, NULL, 0);
+	script_procs_release(&r->procs);
 	text_opts_init(&topts);
 	if (r->print) {
 		if (profile_write_file(p, "-", PROFILE_FORMAT_TEXT, &topts, err, sizeof err) != 0) {
@@ -112,12 +146,63 @@ record_vm_finish(void *arg, int ran)
 	return rc;
 }
 
+/* Where snapshots go: next to the output, as OUTPUT.PID.N. */
+static char *
+record_snapshot_path(struct record *r)
+{
+	const char *base = r->print || strcmp(r->output, "-") == 0 ? "rperf.data" : r->output;
+
+	return xasprintf("%s.%ld.%u", base, (long)getpid(), ++r->snapshots);
+}
+
+/* A snapshot asked for by "rperf snapshot PID": write it, go on. */
+static void
+record_snapshot(const struct profile *p, void *arg)
+{
+	struct record *r = arg;
+	char *path = record_snapshot_path(r), err[512];
+	enum profile_format fmt = r->print ? PROFILE_FORMAT_PPROF : r->format;
+
+	if (profile_write_file(p, path, fmt, NULL, err, sizeof err) != 0)
+		fprintf(stderr, "rperf record: snapshot: %s\n", err);
+	else if (!r->quiet)
+		fprintf(stderr, "rperf: wrote snapshot '%s'\n", path);
+	free(path);
+}
+
+/* Before exec replaces the process: save what there is. */
+static void
+record_save_now(void *arg)
+{
+	struct record *r = arg;
+	struct profile *p = sampler_snapshot(0, NULL);
+	char err[512];
+
+	if (p == NULL)
+		return;
+	if (script_procs_child_done(&r->procs, p)) {
+		profile_free(p);
+		return;
+	}
+	script_procs_merge(&r->procs, &p, 0, NULL, 0);
+	script_procs_release(&r->procs);
+	if (profile_write_file(p, r->print ? "-" : r->output,
+	    r->print ? PROFILE_FORMAT_TEXT : r->format, NULL, err, sizeof err) != 0)
+		fprintf(stderr, "rperf record: %s\n", err);
+	else if (!r->quiet && !r->print && strcmp(r->output, "-") != 0)
+		fprintf(stderr, "rperf: wrote '%s' before exec\n", r->output);
+	fflush(stdout);
+	profile_free(p);
+}
+
 /* Parse rperf's own options; leave optind at the first word for ruby. */
 static void
 record_parse_options(struct record *r, int argc, char **argv)
 {
 	const struct cmd_entry *e = &cmd_record_entry;
 	struct cmd_getopt g;
+	double secs;
+	long v;
 	int c;
 
 	cmd_getopt_init(&g, e);
@@ -125,6 +210,34 @@ record_parse_options(struct record *r, int argc, char **argv)
 		if (script_sampler_option(e, c, optarg, &r->cfg))
 			continue;
 		switch (c) {
+		case RECORD_OPT_NO_INHERIT:
+			r->procs.inherit = 0;
+			break;
+		case RECORD_OPT_CHILD_TIMEOUT:
+			if (script_parse_seconds(optarg, 3600, &secs) != 0)
+				cmd_usage_error(e, "invalid --child-timeout '%s' (expected seconds)", optarg);
+			r->procs.child_timeout = secs;
+			break;
+		case RECORD_OPT_CONTROL_SIGNAL:
+			if (strcmp(optarg, "false") == 0 || strcmp(optarg, "0") == 0)
+				r->cfg.control_signal = 0;
+			else if (cmd_parse_long(optarg, SIGRTMIN, SIGRTMAX, &v) == 0)
+				r->cfg.control_signal = (int)v;
+			else
+				cmd_usage_error(e, "invalid control signal '%s' (expected %d to %d, or false)",
+				    optarg, SIGRTMIN, SIGRTMAX);
+			break;
+		case RECORD_OPT_DURATION:
+		case RECORD_OPT_DELAY:
+			if (script_parse_seconds(optarg, 1e7, &secs) != 0 ||
+			    (c == RECORD_OPT_DURATION && secs <= 0))
+				cmd_usage_error(e, "invalid --%s '%s' (expected seconds)",
+				    c == RECORD_OPT_DELAY ? "delay" : "duration", optarg);
+			if (c == RECORD_OPT_DELAY)
+				r->cfg.delay_ns = (int64_t)(secs * 1e9);
+			else
+				r->cfg.duration_ns = (int64_t)(secs * 1e9);
+			break;
 		case 'o':
 			r->output = optarg;
 			break;
@@ -165,7 +278,16 @@ record_exec(int argc, char **argv)
 	memset(&r, 0, sizeof r);
 	script_sampler_defaults(&r.cfg, SAMPLER_CPU);
 	r.output = "rperf.data";
+	r.procs.inherit = 1;
+	r.procs.child_timeout = 2;
+	r.procs.save_now = record_save_now;
+	r.procs.arg = &r;
+	r.cfg.control_signal = SIGRTMIN + 9;
+	r.cfg.snapshot_fn = record_snapshot;
+	r.cfg.snapshot_arg = &r;
 	record_parse_options(&r, argc, argv);
+	if (r.cfg.defer && (r.cfg.delay_ns > 0 || r.cfg.duration_ns > 0))
+		cmd_usage_error(e, "--defer cannot be combined with --delay or --duration");
 	script_argv_init(&r.script, e, argc, argv);
 	if (r.format == PROFILE_FORMAT_NONE)
 		r.format = profile_format_from_path(r.output);
@@ -174,9 +296,8 @@ record_exec(int argc, char **argv)
 	if (strcmp(r.output, "-") == 0 && isatty(STDOUT_FILENO) &&
 	    r.format == PROFILE_FORMAT_PPROF)
 		cmd_usage_error(e, "refusing to write a binary pprof profile to a terminal");
-	r.pid = getpid();
-
 	hooks.start = record_vm_start;
+	hooks.ready = record_vm_ready;
 	hooks.finish = record_vm_finish;
 	hooks.arg = &r;
 	status = vm_run(r.script.argc, r.script.argv, &hooks);

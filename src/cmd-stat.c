@@ -59,7 +59,7 @@ enum stat_figure {
 	F_USER, F_SYS, F_REAL,
 	F_CPU, F_BLOCKED, F_WAIT, F_MARK, F_SWEEP,
 	F_GC_RUNS, F_GC_MINOR, F_GC_MAJOR, F_GC_TIME, F_ALLOCATED, F_FREED,
-	F_HEAP_PAGES, F_THREADS,
+	F_HEAP_PAGES, F_THREADS, F_PROCESSES,
 	F_RSS, F_MINFLT, F_MAJFLT, F_NVCSW, F_NIVCSW, F_INBLOCK, F_OUBLOCK,
 	F_SAMPLES, F_TRIGGERS, F_OVERHEAD,
 	F_COUNT
@@ -90,6 +90,7 @@ static const struct stat_field stat_fields[F_COUNT] = {
 	[F_FREED] = { "freed_objects", "freed objects", "", STAT_RUBY, 2 },
 	[F_HEAP_PAGES] = { "heap_pages", "heap pages", "", STAT_RUBY, 2 },
 	[F_THREADS] = { "threads", "threads", "", STAT_RPERF, 2 },
+	[F_PROCESSES] = { "processes", "processes profiled", "", STAT_RPERF, 2 },
 	[F_RSS] = { "peak_rss_kb", "peak RSS", "KB", STAT_OS, 3 },
 	[F_MINFLT] = { "page_faults_minor", "page faults, minor", "", STAT_OS, 3 },
 	[F_MAJFLT] = { "page_faults_major", "page faults, major", "", STAT_OS, 3 },
@@ -117,8 +118,10 @@ struct stat {
 	int json;
 	long repeat;
 	struct script_argv script;
+	struct script_procs procs;
+	long pids[64];		/* forked children merged */
+	size_t npids;
 	int64_t start_ns;	/* CLOCK_MONOTONIC when the run began */
-	pid_t pid;		/* the process running the script */
 	int figures_fd;		/* a child of -r: where its figures go */
 	int save;		/* save the profile (-o, on the last run) */
 	struct stat_run run;	/* this process's run */
@@ -174,6 +177,7 @@ stat_collect(struct stat *st, const struct profile *p, const struct sampler_stat
 	v[F_FREED] = (double)gc.freed;
 	v[F_HEAP_PAGES] = (double)gc.heap_pages;
 	v[F_THREADS] = (double)ss->threads;
+	v[F_PROCESSES] = 1 + (double)st->npids;
 	v[F_SAMPLES] = (double)ss->samples;
 	v[F_TRIGGERS] = (double)ss->triggers;
 
@@ -281,6 +285,12 @@ stat_print_text(const struct stat *st, const struct stat_run *runs, size_t n, FI
 		else
 			fprintf(fp, "%s\n", stat_source_tag[d->source]);
 	}
+	if (st->npids > 0) {
+		fprintf(fp, "\n processes: %ld (root)", (long)getpid());
+		for (i = 0; i < st->npids && i < sizeof st->pids / sizeof st->pids[0]; i++)
+			fprintf(fp, ", %ld", st->pids[i]);
+		fputc('\n', fp);
+	}
 	if (k < n)
 		fprintf(fp, "\n %zu of %zu runs gave no figures\n", n - k, n);
 	fputc('\n', fp);
@@ -339,6 +349,11 @@ stat_vm_start(void *arg)
 		fprintf(stderr, "rperf stat: %s\n", err);
 		return -1;
 	}
+	if (script_procs_start(&st->procs, err, sizeof err) != 0) {
+		fprintf(stderr, "rperf stat: %s\n", err);
+		profile_free(sampler_stop(NULL));
+		return -1;
+	}
 	script_add_comments(&st->script);
 	return 0;
 }
@@ -362,6 +377,15 @@ stat_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* VM ready hook: the script is about to run. */
+static void
+stat_vm_ready(void *arg)
+{
+	struct stat *st = arg;
+
+	script_procs_ready(&st->procs);
+}
+
 /* VM finish hook: stop, gather the figures, save and print them. */
 static int
 stat_vm_finish(void *arg, int ran)
@@ -374,10 +398,14 @@ stat_vm_finish(void *arg, int ran)
 	int rc = 0;
 
 	p = sampler_stop(&ss);
-	if (p == NULL || !ran || getpid() != st->pid) {
+	if (script_procs_child_done(&st->procs, p) || p == NULL || !ran) {
 		profile_free(p);
+		script_procs_release(&st->procs);
 		return 0;
 	}
+	st->npids = script_procs_merge(&st->procs, &p, st->procs.child_timeout, st->pids,
+	    sizeof st->pids / sizeof st->pids[0]);
+	script_procs_release(&st->procs);
 	stat_collect(st, p, &ss, stat_mono_ns() - t0);
 	st->ran = 1;
 	if (st->save && profile_write_file(p, st->output,
@@ -413,9 +441,9 @@ stat_run_vm(struct stat *st)
 {
 	struct vm_hooks hooks;
 
-	st->pid = getpid();
 	st->start_ns = stat_mono_ns();
 	hooks.start = stat_vm_start;
+	hooks.ready = stat_vm_ready;
 	hooks.finish = stat_vm_finish;
 	hooks.arg = st;
 	return vm_run(st->script.argc, st->script.argv, &hooks);
@@ -526,6 +554,8 @@ stat_exec_common(const struct cmd_entry *e, int report, int argc, char **argv)
 	st.report = report;
 	st.repeat = 1;
 	st.figures_fd = -1;
+	st.procs.inherit = 1;
+	st.procs.child_timeout = 2;
 	stat_parse_options(&st, e, argc, argv);
 	script_argv_init(&st.script, e, argc, argv);
 	if (st.output != NULL && strcmp(st.output, "-") == 0)

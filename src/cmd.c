@@ -19,6 +19,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_report_entry,
 	&cmd_stat_entry,
 	&cmd_exec_entry,
+	&cmd_snapshot_entry,
 	NULL
 };
 

@@ -35,7 +35,7 @@ struct cmd_entry {
 	const char *usage;	/* arguments after "rperf NAME", as in the man page */
 	const char *summary;	/* one line for "rperf --help" */
 	const struct cmd_option *options;	/* ends with an all-zero entry */
-	/* Words that complete the command's operands: "@rb", "@pprof". */
+	/* What completes the command's operands: "@rb", "@pprof", "@pid". */
 	const char *operands;
 	int (*exec)(int argc, char **argv);
 };
@@ -44,6 +44,7 @@ extern const struct cmd_entry cmd_record_entry;
 extern const struct cmd_entry cmd_report_entry;
 extern const struct cmd_entry cmd_stat_entry;
 extern const struct cmd_entry cmd_exec_entry;
+extern const struct cmd_entry cmd_snapshot_entry;
 
 /* All commands, in the order "rperf --help" lists them; NULL-terminated. */
 extern const struct cmd_entry *const cmd_table[];

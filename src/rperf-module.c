@@ -296,6 +296,60 @@ rperf_module_each_label(int id, void (*fn)(void *, const char *, const char *), 
 	rb_hash_foreach(rb_ary_entry(rperf_label_sets, id), rperf_each_label_i, (VALUE)&c);
 }
 
+static struct rperf_module_hooks rperf_hooks;
+static int rperf_hooks_defined;
+
+/* Process._fork, prepended: tell the hooks which side of the fork this is. */
+static VALUE
+rperf_fork(int argc, VALUE *argv, VALUE self)
+{
+	VALUE pid;
+
+	if (rperf_hooks.before_fork != NULL)
+		rperf_hooks.before_fork(rperf_hooks.arg);
+	pid = rb_call_super(argc, argv);
+	if (FIXNUM_P(pid) && FIX2LONG(pid) == 0) {
+		if (rperf_hooks.child != NULL)
+			rperf_hooks.child(rperf_hooks.arg);
+	} else if (FIXNUM_P(pid) && rperf_hooks.parent != NULL) {
+		rperf_hooks.parent(FIX2LONG(pid), rperf_hooks.arg);
+	}
+	return pid;
+}
+
+/* Kernel#exec and Process.exec, prepended: save first, then exec. */
+static VALUE
+rperf_exec(int argc, VALUE *argv, VALUE self)
+{
+	if (rperf_hooks.before_exec != NULL)
+		rperf_hooks.before_exec(rperf_hooks.arg);
+	return rb_call_super(argc, argv);
+}
+
+/* Install (once) the prepended methods and set the hooks they call. */
+void
+rperf_module_set_hooks(const struct rperf_module_hooks *h)
+{
+	rperf_hooks = *h;
+	if (rperf_hooks_defined)
+		return;
+	rperf_hooks_defined = 1;
+	{
+		VALUE fork_hook = rb_define_module_under(rperf_module, "ForkHook");
+		VALUE exec_hook = rb_define_module_under(rperf_module, "ExecHook");
+		VALUE exec_public = rb_define_module_under(rperf_module, "ExecPublicHook");
+
+		rb_define_method(fork_hook, "_fork", rperf_fork, -1);
+		rb_prepend_module(rb_singleton_class(rb_mProcess), fork_hook);
+		/* Kernel#exec is private; Kernel.exec and Process.exec are not. */
+		rb_define_private_method(exec_hook, "exec", rperf_exec, -1);
+		rb_prepend_module(rb_mKernel, exec_hook);
+		rb_define_method(exec_public, "exec", rperf_exec, -1);
+		rb_prepend_module(rb_singleton_class(rb_mKernel), exec_public);
+		rb_prepend_module(rb_singleton_class(rb_mProcess), exec_public);
+	}
+}
+
 /* Define Rperf in the running VM. */
 void
 rperf_module_define(void)

@@ -15,4 +15,20 @@ void rperf_module_define(void);
 void rperf_module_each_label(int id,
     void (*fn)(void *arg, const char *key, const char *value), void *arg);
 
+/*
+ * What happens around fork and exec in the script (Process._fork,
+ * Kernel#exec, Process.exec): BEFORE_FORK in the forking process before
+ * the fork; then CHILD in the new child or PARENT(pid) in the parent; and
+ * BEFORE_EXEC right before the process image would be replaced.  Any may
+ * be NULL.  Called with the GVL.
+ */
+struct rperf_module_hooks {
+	void (*before_fork)(void *arg);
+	void (*child)(void *arg);
+	void (*parent)(long pid, void *arg);
+	void (*before_exec)(void *arg);
+	void *arg;
+};
+void rperf_module_set_hooks(const struct rperf_module_hooks *h);
+
 #endif

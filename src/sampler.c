@@ -133,6 +133,12 @@ struct sampler {
 
 	rb_postponed_job_handle_t job;
 	rb_postponed_job_handle_t interval_job;
+	rb_postponed_job_handle_t control_job;
+	atomic_int pending_arm;		/* for the control job */
+	atomic_int pending_disarm;
+	atomic_int pending_snapshot;
+	struct sigaction old_control_action;
+	int control_set;
 	int64_t sent_real_ns;		/* CLOCK_REALTIME of the last interval's end */
 	size_t raw_sent;		/* raw samples handed out as intervals */
 	rb_internal_thread_specific_key_t key;
@@ -197,6 +203,10 @@ struct sampler {
 
 static struct sampler sampler;
 static void sampler_interval_job(void *arg);
+static void sampler_control_job(void *arg);
+/* A GVL hook left installed in a forked child (see sampler_teardown),
+ * reused when the child samples again. */
+static rb_internal_thread_event_hook_t *sampler_orphan_gvl_hook;
 static int sampler_atfork_set;
 static int sampler_key_made;
 
@@ -472,7 +482,8 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	struct sampler_thread *td;
 	int64_t now;
 
-	if (!atomic_load(&sampler.armed) || sampler.forked)
+	if (!atomic_load(&sampler.armed) || sampler.forked ||
+	    sampler.cfg.mode != SAMPLER_WALL)
 		return;
 	td = sampler_thread_get(data->thread);
 	if (event & RUBY_INTERNAL_THREAD_EVENT_SUSPENDED) {
@@ -617,6 +628,17 @@ sampler_signal_handler(int sig)
 	errno = saved;
 }
 
+/* The control signal's handler: ask for a snapshot.  Nothing else. */
+static void
+sampler_control_handler(int sig)
+{
+	int saved = errno;
+
+	atomic_store(&sampler.pending_snapshot, 1);
+	rb_postponed_job_trigger(sampler.control_job);
+	errno = saved;
+}
+
 /* Start or stop the POSIX timer. */
 static void
 sampler_timer_set(int on)
@@ -679,6 +701,9 @@ sampler_worker_main(void *arg)
 {
 	int64_t period = 1000000000LL / sampler.cfg.frequency;
 	int64_t next_tick = 0, next_interval = sampler_mono_ns() + sampler.cfg.interval_ns;
+	int64_t arm_at = sampler.cfg.delay_ns > 0 ? sampler.start_mono + sampler.cfg.delay_ns : 0;
+	int64_t disarm_at = sampler.cfg.duration_ns > 0 ?
+	    sampler.start_mono + sampler.cfg.delay_ns + sampler.cfg.duration_ns : 0;
 	int was_ticking = 0;
 	sigset_t set;
 
@@ -714,6 +739,10 @@ sampler_worker_main(void *arg)
 			deadline = next_tick;
 		if (sampler.cfg.interval_ns > 0 && next_interval < deadline)
 			deadline = next_interval;
+		if (arm_at > 0 && arm_at < deadline)
+			deadline = arm_at;
+		if (disarm_at > 0 && disarm_at < deadline)
+			deadline = disarm_at;
 		if (deadline == INT64_MAX) {
 			pthread_cond_wait(&sampler.worker_cond, &sampler.worker_mutex);
 		} else if (deadline > now) {
@@ -733,6 +762,16 @@ sampler_worker_main(void *arg)
 			/* Far behind (the machine was busy): skip missed ticks. */
 			if (now - next_tick > 10 * period)
 				next_tick = now + period;
+		}
+		if (arm_at > 0 && now >= arm_at) {
+			atomic_store(&sampler.pending_arm, 1);
+			rb_postponed_job_trigger(sampler.control_job);
+			arm_at = 0;
+		}
+		if (disarm_at > 0 && now >= disarm_at) {
+			atomic_store(&sampler.pending_disarm, 1);
+			rb_postponed_job_trigger(sampler.control_job);
+			disarm_at = 0;
 		}
 		if (sampler.cfg.interval_ns > 0 && now >= next_interval) {
 			rb_postponed_job_trigger(sampler.interval_job);
@@ -868,6 +907,13 @@ sampler_teardown(void)
 	if (sampler.gvl_hook != NULL && !sampler.forked) {
 		rb_internal_thread_remove_event_hook(sampler.gvl_hook);
 		sampler.gvl_hook = NULL;
+	} else if (sampler.gvl_hook != NULL) {
+		sampler_orphan_gvl_hook = sampler.gvl_hook;
+		sampler.gvl_hook = NULL;
+	}
+	if (sampler.control_set) {
+		sigaction(sampler.cfg.control_signal, &sampler.old_control_action, NULL);
+		sampler.control_set = 0;
 	}
 	if (sampler.event_hooks) {
 		rb_remove_event_hook(sampler_gc_hook);
@@ -937,8 +983,10 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 
 	sampler.job = rb_postponed_job_preregister(0, sampler_job, NULL);
 	sampler.interval_job = rb_postponed_job_preregister(0, sampler_interval_job, NULL);
+	sampler.control_job = rb_postponed_job_preregister(0, sampler_control_job, NULL);
 	if (sampler.job == POSTPONED_JOB_HANDLE_INVALID ||
-	    sampler.interval_job == POSTPONED_JOB_HANDLE_INVALID) {
+	    sampler.interval_job == POSTPONED_JOB_HANDLE_INVALID ||
+	    sampler.control_job == POSTPONED_JOB_HANDLE_INVALID) {
 		snprintf(err, errlen, "cannot register the sampling job: Ruby's job table is full");
 		return -1;
 	}
@@ -962,10 +1010,27 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 	rb_add_event_hook(sampler_thread_hook,
 	    RUBY_EVENT_THREAD_BEGIN | RUBY_EVENT_THREAD_END, Qnil);
 	sampler.event_hooks = 1;
-	if (cfg->mode == SAMPLER_WALL)
+	if (sampler_orphan_gvl_hook != NULL) {
+		/* Left by the parent in this forked child: it is ours. */
+		sampler.gvl_hook = sampler_orphan_gvl_hook;
+		sampler_orphan_gvl_hook = NULL;
+	} else if (cfg->mode == SAMPLER_WALL) {
 		sampler.gvl_hook = rb_internal_thread_add_event_hook(sampler_gvl_hook,
 		    RUBY_INTERNAL_THREAD_EVENT_SUSPENDED | RUBY_INTERNAL_THREAD_EVENT_READY |
 		    RUBY_INTERNAL_THREAD_EVENT_RESUMED, NULL);
+	}
+	if (cfg->control_signal > 0) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = sampler_control_handler;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(cfg->control_signal, &sa, &sampler.old_control_action) != 0) {
+			snprintf(err, errlen, "cannot install a handler for signal %d: %s",
+			    cfg->control_signal, strerror(errno));
+			goto fail;
+		}
+		sampler.control_set = 1;
+	}
 
 	if (sampler.use_signal) {
 		memset(&sa, 0, sizeof sa);
@@ -998,7 +1063,7 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 		sampler.timer_made = 1;
 	}
 	rperf_module_define();
-	if (!cfg->defer)
+	if (!cfg->defer && cfg->delay_ns <= 0)
 		sampler_arm(1);
 	return 0;
 fail:
@@ -1445,4 +1510,58 @@ sampler_set_label_set(int id)
 	if (!sampler_running())
 		return;
 	sampler_thread_current()->label_set = id;
+}
+
+/* The control job (with the GVL): arm or disarm on --delay/--duration,
+ * and take the snapshot the control signal asked for. */
+static void
+sampler_control_job(void *arg)
+{
+	struct sampler_thread *td;
+	struct profile *p;
+
+	if (!sampler_running())
+		return;
+	if (atomic_exchange(&sampler.pending_arm, 0) && !atomic_load(&sampler.armed))
+		sampler_arm(1);
+	if (atomic_exchange(&sampler.pending_disarm, 0) && atomic_load(&sampler.armed)) {
+		td = sampler_thread_current();
+		sampler_capture(td);
+		sampler_bill_rest(td, sampler_clock_self(td));
+		sampler_arm(0);
+	}
+	if (atomic_exchange(&sampler.pending_snapshot, 0) && sampler.cfg.snapshot_fn != NULL &&
+	    !atomic_load(&sampler.building)) {
+		p = sampler_snapshot(0, NULL);
+		if (p != NULL) {
+			sampler.cfg.snapshot_fn(p, sampler.cfg.snapshot_arg);
+			profile_free(p);
+		}
+	}
+}
+
+/* Whether this process is the child of a fork of a sampled process. */
+int
+sampler_forked(void)
+{
+	return sampler.forked;
+}
+
+/* In a forked child: drop the parent's state, sample afresh. */
+int
+sampler_restart_in_child(char *err, size_t errlen)
+{
+	struct sampler_config cfg;
+
+	if (!sampler.forked) {
+		snprintf(err, errlen, "not a forked child");
+		return -1;
+	}
+	cfg = sampler.cfg;
+	cfg.interval_ns = 0;
+	cfg.interval_fn = NULL;
+	cfg.delay_ns = 0;
+	sampler_teardown();
+	sampler.forked = 0;
+	return sampler_start(&cfg, err, errlen);
 }

@@ -43,6 +43,17 @@ struct sampler_config {
 	int64_t interval_ns;	/* 0: no intervals */
 	void (*interval_fn)(const struct profile *p, void *arg);
 	void *interval_arg;
+	/* Start sampling DELAY_NS after start; stop DURATION_NS later. */
+	int64_t delay_ns;
+	int64_t duration_ns;	/* 0: until the end */
+	/*
+	 * A signal that asks for a snapshot (0: none): its handler only
+	 * triggers a job, which hands the profile so far to snapshot_fn on
+	 * a Ruby thread holding the GVL.
+	 */
+	int control_signal;
+	void (*snapshot_fn)(const struct profile *p, void *arg);
+	void *snapshot_arg;
 };
 
 /* Counters for the text report and "rperf stat". */
@@ -65,6 +76,16 @@ int sampler_default_signal(void);
  * message in ERR and nothing left installed.
  */
 int sampler_start(const struct sampler_config *cfg, char *err, size_t errlen);
+
+/*
+ * In the child of a fork, with the GVL: drop the parent's state and start
+ * sampling afresh with the same configuration (without intervals).  0, or
+ * -1 with a message in ERR.
+ */
+int sampler_restart_in_child(char *err, size_t errlen);
+
+/* Whether this process is the child of a fork of a sampled process. */
+int sampler_forked(void);
 
 /* Whether sampling has started and not stopped (in this process). */
 int sampler_running(void);

@@ -5,12 +5,17 @@
  * --yjit) and everything after it belong to ruby, as does everything
  * after "--".
  */
+#include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
+#include "profile.h"
+#include "rperf-module.h"
 #include "script.h"
 #include "vm.h"
 #include "xmalloc.h"
@@ -157,4 +162,126 @@ script_add_comments(const struct script_argv *s)
 	c = xasprintf("command: %s", s->command_line);
 	sampler_add_comment(c);
 	free(c);
+}
+
+/* Parse a number of seconds (decimals allowed) in [0, MAX]; -1 if not. */
+int
+script_parse_seconds(const char *arg, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (arg == NULL || *arg == '\0')
+		return -1;
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno != 0 || *end != '\0' || !isfinite(v) || v < 0 || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Fork hook, in the new child: sample it afresh, or not at all. */
+static void
+script_procs_child(void *arg)
+{
+	struct script_procs *sp = arg;
+	char err[256];
+
+	if (!sp->inherit || sp->session.dir == NULL)
+		return;
+	if (sampler_restart_in_child(err, sizeof err) != 0) {
+		fprintf(stderr, "rperf: not profiling child %ld: %s\n", (long)getpid(), err);
+		return;
+	}
+	sp->in_child = 1;
+}
+
+/* Fork hook, in the parent: the root must wait for this child. */
+static void
+script_procs_parent(long pid, void *arg)
+{
+	struct script_procs *sp = arg;
+
+	if (sp->inherit)
+		session_child_started(&sp->session, (pid_t)pid);
+}
+
+/* Exec hook: save the profile so far. */
+static void
+script_procs_exec(void *arg)
+{
+	struct script_procs *sp = arg;
+
+	if (sp->save_now != NULL && sampler_running())
+		sp->save_now(sp->arg);
+}
+
+/* Set up the session. */
+int
+script_procs_start(struct script_procs *sp, char *err, size_t errlen)
+{
+	sp->root = getpid();
+	sp->in_child = 0;
+	sp->session.dir = NULL;
+	if (sp->inherit && session_create(&sp->session, err, errlen) != 0)
+		return -1;
+	return 0;
+}
+
+/* Right before the script runs: the fork/exec hooks. */
+void
+script_procs_ready(struct script_procs *sp)
+{
+	struct rperf_module_hooks h;
+
+	memset(&h, 0, sizeof h);
+	h.child = script_procs_child;
+	h.parent = script_procs_parent;
+	h.before_exec = script_procs_exec;
+	h.arg = sp;
+	rperf_module_set_hooks(&h);
+}
+
+/* At the end of a profiled child: send its profile to the root. */
+int
+script_procs_child_done(struct script_procs *sp, const struct profile *p)
+{
+	char err[512];
+
+	if (getpid() == sp->root)
+		return 0;
+	/* A child that outlived the root's wait finds the session gone: the
+	 * root has already named it missing, so say nothing more. */
+	if (sp->in_child && p != NULL && sp->session.dir != NULL &&
+	    access(sp->session.dir, F_OK) == 0 &&
+	    session_child_write(&sp->session, getpid(), p, err, sizeof err) != 0)
+		fprintf(stderr, "rperf: child %ld: %s\n", (long)getpid(), err);
+	return 1;
+}
+
+/* In the root: merge the children into *P. */
+size_t
+script_procs_merge(struct script_procs *sp, struct profile **p, double timeout_s,
+    long *pids, size_t max)
+{
+	struct profile *out;
+	size_t n;
+
+	if (*p == NULL || !session_has_children(&sp->session))
+		return 0;
+	out = profile_new_like(*p);
+	profile_merge(out, *p, "pid", (int64_t)getpid());
+	n = session_collect(&sp->session, out, timeout_s, pids, max);
+	profile_free(*p);
+	*p = out;
+	return n;
+}
+
+/* In the root: remove the session. */
+void
+script_procs_release(struct script_procs *sp)
+{
+	if (getpid() == sp->root)
+		session_remove(&sp->session);
 }

@@ -6,8 +6,13 @@
 #ifndef RPERF_SCRIPT_H
 #define RPERF_SCRIPT_H
 
+#include <sys/types.h>
+
 #include "cmd.h"
 #include "sampler.h"
+#include "session.h"
+
+struct profile;
 
 /* Option ids of the shared sampler options (the short ones are 'm', 'F'). */
 #define SCRIPT_OPT_SIGNAL 512
@@ -50,5 +55,42 @@ void script_argv_release(struct script_argv *s);
 
 /* Comments every profile of a script run carries: versions, command. */
 void script_add_comments(const struct script_argv *s);
+
+/* Parse a number of seconds (decimals allowed) in [0, MAX]; -1 if not. */
+int script_parse_seconds(const char *arg, double max, double *out);
+
+/*
+ * The processes of a run: forked children are profiled afresh (unless
+ * inherit is 0) and write their profiles to a session directory, which
+ * the root merges at the end; exec saves the profile so far first.
+ */
+struct script_procs {
+	int inherit;
+	double child_timeout;	/* seconds the root waits for children */
+	pid_t root;		/* the process the run started in */
+	int in_child;		/* this process is a profiled child */
+	struct session session;
+	/* Save the profile so far (before exec replaces the process). */
+	void (*save_now)(void *arg);
+	void *arg;
+};
+
+/* With the sampler running: set up the session.  0, or -1 with a message
+ * in ERR. */
+int script_procs_start(struct script_procs *sp, char *err, size_t errlen);
+/* Right before the script runs (vm_hooks.ready): the fork/exec hooks. */
+void script_procs_ready(struct script_procs *sp);
+
+/* At the end of a profiled child: send its profile P to the root.  1 if
+ * this process is such a child (the caller saves nothing), else 0. */
+int script_procs_child_done(struct script_procs *sp, const struct profile *p);
+
+/* In the root: merge the children into *P (replacing it when there were
+ * any); their number, pids in PIDS (up to MAX). */
+size_t script_procs_merge(struct script_procs *sp, struct profile **p, double timeout_s,
+    long *pids, size_t max);
+
+/* In the root: remove the session. */
+void script_procs_release(struct script_procs *sp);
 
 #endif

@@ -120,6 +120,8 @@ vm_run(int argc, char **argv, const struct vm_hooks *hooks)
 		rb_define_module_function(rb_mProcess, "exit!", vm_exit_bang, -1);
 		node = ruby_options(argc, argv);
 		vm_state.ran = ruby_executable_node(node, &status);
+		if (vm_state.ran && hooks->ready != NULL)
+			hooks->ready(hooks->arg);
 		status = ruby_run_node(node);
 	}
 	if (vm_state.finish_failed && status == 0)

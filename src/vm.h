@@ -14,6 +14,11 @@ struct vm_hooks {
 	 * processed.  Nonzero aborts the run with status 1 (the hook has
 	 * said why). */
 	int (*start)(void *arg);
+	/* After ruby's options are processed (-r libraries loaded, the
+	 * script compiled), right before the script runs; only when it
+	 * will.  Redefining core methods is safe from here on, not before
+	 * (YJIT looks core methods up while the options are processed). */
+	void (*ready)(void *arg);
 	/* After the last at_exit handler, before the VM is torn down;
 	 * reached on normal end, exit, abort, an uncaught exception and
 	 * SIGINT/SIGTERM.  RAN is 0 when ruby never started the script

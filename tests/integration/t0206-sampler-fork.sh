@@ -3,13 +3,20 @@
 . "$TEST_SRCDIR/test-lib.sh"
 
 test_expect_success 'fork, child works and exits; the parent profile is whole' '
-	"$RPERF" record -q -o f.folded "$FIXTURES/fork_child.rb" >out &&
+	"$RPERF" record -q --no-inherit -o f.folded "$FIXTURES/fork_child.rb" >out &&
 	test_grep "^child ran$" out &&
 	test_grep "^child status 0$" out &&
 	test_grep "^child status 3$" out &&
 	test_grep "Object#parent_work" f.folded &&
 	test_grep ! "Object#child_work" f.folded &&
 	ls >files && test_line_count 3 files
+'
+
+test_expect_success 'by default the child is sampled afresh and merged' '
+	"$RPERF" record -q -o g2.folded "$FIXTURES/fork_child.rb" >out &&
+	test_grep "Object#parent_work" g2.folded &&
+	test_grep "Object#child_work" g2.folded &&
+	test_grep ! "<main>;Object#parent_work;.*Object#child_work" g2.folded
 '
 
 test_expect_success 'a child running at_exit does not write the profile' '

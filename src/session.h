@@ -1,0 +1,47 @@
+/*
+ * session.h: the private directory where the processes of one profiled
+ * run meet.  A forked child that is profiled writes its profile there
+ * when it exits; the root process waits a bounded time for the children
+ * still running, merges their profiles into its own (each sample labelled
+ * with its pid) and removes the directory.  Plain C, no Ruby.
+ */
+#ifndef RPERF_SESSION_H
+#define RPERF_SESSION_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct profile;
+
+struct session {
+	char *dir;		/* mode 0700, under $TMPDIR or /tmp */
+};
+
+/* Make the directory.  0, or -1 with a message in ERR. */
+int session_create(struct session *s, char *err, size_t errlen);
+
+/* Note that process PID was forked and will write a profile (called by
+ * its parent, so the root cannot miss a child that starts late). */
+void session_child_started(const struct session *s, pid_t pid);
+
+/* In the child PID: save its profile P for the root.  0 or -1 + ERR. */
+int session_child_write(const struct session *s, pid_t pid, const struct profile *p,
+    char *err, size_t errlen);
+
+/*
+ * In the root: wait at most TIMEOUT_S seconds for children still running
+ * (a child that died without writing is not waited for), then merge every
+ * child profile into OUT with a "pid" label, adding comments that list
+ * the processes merged and those missing.  Returns how many were merged;
+ * their pids are stored in PIDS (up to MAXPIDS).
+ */
+size_t session_collect(const struct session *s, struct profile *out, double timeout_s,
+    long *pids, size_t maxpids);
+
+/* Whether any child was noted. */
+int session_has_children(const struct session *s);
+
+/* Remove the directory and what is in it; free S. */
+void session_remove(struct session *s);
+
+#endif

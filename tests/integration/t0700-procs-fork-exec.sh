@@ -1,0 +1,142 @@
+#!/bin/sh
+# Whole programs: forked children merged with pid labels, exec, snapshots
+# of a running process, the session directory.
+. "$TEST_SRCDIR/test-lib.sh"
+
+mkdir tmp
+TMPDIR=$PWD/tmp
+export TMPDIR
+
+# The pids of a profile's samples (go tool pprof -tags), sorted.
+pids_of() {
+	"$GO" tool pprof -tags "$1" 2>/dev/null |
+		awk '/^ pid:/ { on = 1; next } /^ [a-z%]/ { on = 0 } on && $NF ~ /^[0-9]+$/ { print $NF }' | sort -u
+}
+
+test_expect_success 'four forked workers: every method, the root too' '
+	"$RPERF" record -q -o f.folded "$FIXTURES/fork_workers.rb" >out &&
+	test_grep "^workers done$" out &&
+	for m in worker_a worker_b worker_c worker_d root_work; do
+		test_grep "Object#$m" f.folded || exit 1
+	done &&
+	test -z "$(ls tmp)"
+'
+
+if test -n "$GO" && "$GO" version >/dev/null 2>&1; then
+	test_expect_success 'each process'"'"'s samples carry its pid' '
+		"$RPERF" record -q -o f.pb.gz "$FIXTURES/fork_workers.rb" >out &&
+		pids_of f.pb.gz >pids &&
+		test_line_count 5 pids &&
+		"$GO" tool pprof -top -tagfocus=pid=$(head -n 1 pids) f.pb.gz >one 2>&1 &&
+		test_grep "Object#" one
+	'
+
+	test_expect_success 'nested forks: grandchildren are merged too' '
+		"$RPERF" record -q -o n.pb.gz "$FIXTURES/fork_workers.rb" nested >out &&
+		pids_of n.pb.gz >pids &&
+		test_line_count 9 pids &&
+		"$RPERF" report -o n.folded n.pb.gz &&
+		test_grep "Object#grandchild_work" n.folded
+	'
+else
+	test_skip 'pid labels' 'no go'
+fi
+
+test_expect_success '--no-inherit: only the root' '
+	"$RPERF" record -q --no-inherit -o o.folded "$FIXTURES/fork_workers.rb" >out &&
+	test_grep "Object#root_work" o.folded &&
+	test_grep ! "Object#worker_a" o.folded
+'
+
+test_expect_success 'a child killed with SIGKILL does not hang the root' '
+	start=$(date +%s) &&
+	"$RPERF" record -q -o k.pb.gz --child-timeout 20 -e "
+		pid = fork { sleep 30 }
+		sleep 0.3
+		Process.kill(:KILL, pid); Process.wait(pid)
+		200_000.times.sum" &&
+	test $(( $(date +%s) - start )) -lt 10 &&
+	"$RPERF" report k.pb.gz >rep &&
+	test_grep "Enumerable#sum|Integer#times" rep &&
+	test -z "$(ls tmp)"
+'
+
+test_expect_success 'a child still running at the end is waited for, then named missing' '
+	"$RPERF" record -q -o m.pb.gz --child-timeout 0.5 -e "
+		fork { sleep 1.5 }
+		100_000.times.sum" 2>missing.err &&
+	test_grep "no profile from process" missing.err &&
+	test -s m.pb.gz
+'
+
+test_expect_success 'exec of /bin/true leaves a valid profile' '
+	"$RPERF" record -o e.pb.gz -e "200_000.times.sum; exec %q(/bin/true)" 2>err &&
+	test_grep "before exec" err &&
+	"$RPERF" report e.pb.gz >rep &&
+	test_grep "^Mode: +cpu" rep
+'
+
+test_expect_success 'rperf snapshot PID twice: two snapshots, the run goes on' '
+	"$RPERF" record -o s.data -e "
+		\$stdout.sync = true
+		puts Process.pid
+		t = Time.now; x = 0
+		x += 1 while Time.now - t < 3" >pid 2>err &
+	rpid=$! &&
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		test -s pid && break; sleep 0.1
+	done &&
+	pid=$(cat pid) &&
+	sleep 0.5 &&
+	"$RPERF" snapshot "$pid" &&
+	sleep 0.5 &&
+	"$RPERF" snapshot "$pid" &&
+	wait $rpid &&
+	test -s "s.data.$pid.1" && test -s "s.data.$pid.2" && test -s s.data &&
+	"$RPERF" report "s.data.$pid.1" >r1 && test_grep "^Mode: " r1 &&
+	"$RPERF" report "s.data.$pid.2" >r2 && test_grep "^Mode: " r2 &&
+	test_grep "wrote snapshot .s.data.$pid.2." err
+'
+
+test_expect_success 'rperf snapshot refuses what is not rperf, or nothing' '
+	test_expect_code 1 "$RPERF" snapshot $$ 2>err &&
+	test_grep "is not running under rperf" err &&
+	test_expect_code 2 "$RPERF" snapshot 2>err &&
+	test_expect_code 2 "$RPERF" snapshot abc 2>err
+'
+
+test_expect_success 'a script that traps USR2 itself still gets its USR2' '
+	"$RPERF" record -q -o u.data -e "
+		trap(:USR2) { puts :mine }
+		Process.kill(:USR2, Process.pid); sleep 0.2" >out &&
+	test_grep "^mine$" out
+'
+
+test_expect_success 'the session directory is private while it exists' '
+	"$RPERF" record -q -o p.data -e "
+		d = Dir[ENV[%q(TMPDIR)] + %q(/rperf-session.*)].first
+		printf(%q(%o %s), File.stat(d).mode & 0777, File.directory?(d))" >out &&
+	test "$(cat out)" = "700 true" &&
+	test -z "$(ls tmp)"
+'
+
+test_expect_success '--duration stops sampling, --delay starts it late' '
+	cat >phases.rb <<-\EOF &&
+	def early = (t = Time.now; x = 0; x += 1 while Time.now - t < 0.6)
+	def late = (t = Time.now; x = 0; x += 1 while Time.now - t < 0.6)
+	early; late
+	EOF
+	"$RPERF" record -q --duration 0.4 -o d.folded phases.rb &&
+	test_grep "Object#early" d.folded && test_grep ! "Object#late" d.folded &&
+	"$RPERF" record -q --delay 0.9 -o l.folded phases.rb &&
+	test_grep "Object#late" l.folded && test_grep ! "Object#early" l.folded &&
+	test_expect_code 2 "$RPERF" record --defer --delay 1 -e 1 2>err
+'
+
+test_expect_success 'stat counts and lists the processes' '
+	"$RPERF" stat "$FIXTURES/fork_workers.rb" >out 2>err &&
+	test_grep "^ +5 +processes profiled" err &&
+	test_grep "^ processes: [0-9]+ \(root\), [0-9]+, [0-9]+, [0-9]+, [0-9]+$" err
+'
+
+test_done
