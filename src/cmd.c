@@ -17,6 +17,7 @@
 const struct cmd_entry *const cmd_table[] = {
 	&cmd_record_entry,
 	&cmd_report_entry,
+	&cmd_diff_entry,
 	&cmd_stat_entry,
 	&cmd_exec_entry,
 	&cmd_snapshot_entry,

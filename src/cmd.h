@@ -42,6 +42,7 @@ struct cmd_entry {
 
 extern const struct cmd_entry cmd_record_entry;
 extern const struct cmd_entry cmd_report_entry;
+extern const struct cmd_entry cmd_diff_entry;
 extern const struct cmd_entry cmd_stat_entry;
 extern const struct cmd_entry cmd_exec_entry;
 extern const struct cmd_entry cmd_snapshot_entry;

@@ -222,7 +222,7 @@ text_cmp_cum(const void *a, const void *b)
 static void
 text_print_functions(FILE *fp, const struct text_func *all, size_t n,
     size_t nall, size_t top, int cum, const struct text_unit *u,
-    int64_t total)
+    int64_t total, double min_pct)
 {
 	char buf[64], pct[32], head[64];
 	size_t i, rows = 0, vw, nw = strlen("Function"), len;
@@ -231,7 +231,10 @@ text_print_functions(FILE *fp, const struct text_func *all, size_t n,
 	/* The rows worth something, in order (negative values included). */
 	funcs = xcalloc(n ? n : 1, sizeof *funcs);
 	for (i = 0; i < n && rows < top; i++) {
-		if ((cum ? all[i].cum : all[i].self) != 0)
+		int64_t v = cum ? all[i].cum : all[i].self;
+
+		if (v != 0 && (min_pct <= 0 ||
+		    100.0 * (double)v >= min_pct * (double)total))
 			funcs[rows++] = &all[i];
 	}
 
@@ -270,7 +273,7 @@ text_print_functions(FILE *fp, const struct text_func *all, size_t n,
 /* Build the function rows and print the flat and cumulative tables. */
 static void
 text_functions(const struct profile *p, FILE *fp, size_t vi, size_t top,
-    int sort_cum, const struct text_unit *u, int64_t total)
+    int sort_cum, double min_pct, const struct text_unit *u, int64_t total)
 {
 	struct text_func *funcs, *rows;
 	size_t *stamp, i, n = 0, pass;
@@ -339,7 +342,8 @@ text_functions(const struct profile *p, FILE *fp, size_t vi, size_t top,
 			if ((cum ? rows[i].cum : rows[i].self) != 0)
 				shown++;
 		}
-		text_print_functions(fp, rows, n, shown, top, cum, u, total);
+		text_print_functions(fp, rows, n, shown, top, cum, u, total,
+		    min_pct);
 	}
 	for (i = 0; i < n; i++)
 		free(rows[i].where);
@@ -547,7 +551,7 @@ text_write(const struct profile *p, FILE *fp, const struct text_opts *o)
 
 	total = profile_total(p, vi);
 	text_print_header(p, fp, vi, &u, total);
-	text_functions(p, fp, vi, top, o->sort_cum, &u, total);
+	text_functions(p, fp, vi, top, o->sort_cum, o->min_pct, &u, total);
 	text_states_table(p, fp, vi, &u, total);
 	text_threads_table(p, fp, vi, top, &u, total);
 out:

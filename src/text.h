@@ -19,6 +19,7 @@ struct text_opts {
 	size_t top;		/* rows in each table; 0 means TEXT_DEFAULT_TOP */
 	size_t value_index;	/* value to report, or TEXT_VALUE_DEFAULT */
 	int sort_cum;		/* print the cumulative table first */
+	double min_pct;		/* leave out rows under this percent of the total */
 };
 
 /* Fill O with the defaults: 50 rows, the default value, self first. */

@@ -1,0 +1,156 @@
+/*
+ * check_diff.c: unit tests for diff.c: per-function self and cumulative
+ * sums across two profiles matched by name, recursion counted once,
+ * --normalize scaling, the text report with new and vanished functions,
+ * and refusing to compare different units.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "testutil.h"
+
+/* The row of D called NAME. */
+static const struct diff_row *
+row(const struct diff *d, const char *name)
+{
+	size_t i;
+
+	for (i = 1; i < d->nrows; i++) {
+		if (strcmp(d->rows[i].name, name) == 0)
+			return &d->rows[i];
+	}
+	ck_abort_msg("no row %s", name);
+	return NULL;
+}
+
+/* A profile of one sample per stack (root first) with weights in ns. */
+static struct profile *
+small(const char *const *a, int64_t wa, const char *const *b, int64_t wb)
+{
+	static const char *const types[] = { "samples", "cpu" };
+	static const char *const units[] = { "count", "nanoseconds" };
+	struct profile *p = profile_new();
+
+	profile_set_value_types(p, 2, types, units);
+	tu_add(p, a, 1, wa, NULL, 0);
+	if (b != NULL)
+		tu_add(p, b, 1, wb, NULL, 0);
+	return p;
+}
+
+START_TEST(test_compute)
+{
+	static const char *const s1[] = { "main", "work", "old", NULL };
+	static const char *const s2[] = { "main", "work", "work", "new", NULL };
+	struct profile *base = small(s1, 10, NULL, 0);
+	struct profile *target = small(s2, 30, s1, 10);
+	struct diff d;
+	char err[128];
+
+	ck_assert_int_eq(diff_compute(&d, base, (size_t)-1, target,
+	    (size_t)-1, 0, err, sizeof err), 0);
+	ck_assert_int_eq(d.base_total, 10);
+	ck_assert_int_eq(d.target_total, 40);
+	ck_assert_int_eq(row(&d, "work")->target_cum, 40);
+	ck_assert_int_eq(row(&d, "work")->base_cum, 10);
+	ck_assert_int_eq(row(&d, "new")->target_self, 30);
+	ck_assert_int_eq(row(&d, "new")->base_self, 0);
+	ck_assert_int_eq(row(&d, "old")->base_self, 10);
+	diff_release(&d);
+
+	ck_assert_int_eq(diff_compute(&d, base, (size_t)-1, target,
+	    (size_t)-1, 1, err, sizeof err), 0);
+	ck_assert(d.scale == 4.0);
+	ck_assert_int_eq(d.base_total, 40);
+	ck_assert_int_eq(d.base_raw_total, 10);
+	ck_assert_int_eq(row(&d, "old")->base_self, 40);
+	diff_release(&d);
+	profile_free(base);
+	profile_free(target);
+}
+END_TEST
+
+START_TEST(test_write)
+{
+	static const char *const s1[] = { "main", "work", "old", NULL };
+	static const char *const s2[] = { "main", "work", "new", NULL };
+	static const char expected[] =
+	    "Base:    b.pb.gz, total 10.00 ms\n"
+	    "Target:  t.pb.gz, total 25.00 ms\n"
+	    "Delta:   +15.00 ms (+150.0%)\n"
+	    "Filters: --focus 'x'\n"
+	    "\n"
+	    "Flat delta (top 2 of 2 changed functions):\n"
+	    "  Base ms  Target ms  Delta ms    Change  Function\n"
+	    "     0.00      25.00    +25.00       new  new\n"
+	    "    10.00       0.00    -10.00  vanished  old\n"
+	    "\n"
+	    "Cumulative delta (top 2 of 4 changed functions):\n"
+	    "  Base ms  Target ms  Delta ms   Change  Function\n"
+	    "     0.00      25.00    +25.00      new  new\n"
+	    "    10.00      25.00    +15.00  +150.0%  main\n";
+	struct profile *base = small(s1, 10000000, NULL, 0);
+	struct profile *target = small(s2, 25000000, NULL, 0);
+	struct diff_opts o = { 2, "b.pb.gz", "t.pb.gz", "--focus 'x'" };
+	struct diff d;
+	char err[128], *buf = NULL;
+	size_t len;
+	int rc;
+
+	ck_assert_int_eq(diff_compute(&d, base, (size_t)-1, target,
+	    (size_t)-1, 0, err, sizeof err), 0);
+	TU_CAPTURE(buf, len, rc, diff_write(&d, fp, &o));
+	ck_assert_int_eq(rc, 0);
+	ck_assert_str_eq(buf, expected);
+	free(buf);
+	diff_release(&d);
+	profile_free(base);
+	profile_free(target);
+}
+END_TEST
+
+START_TEST(test_units_differ)
+{
+	static const char *const s1[] = { "main", NULL };
+	struct profile *base = small(s1, 10, NULL, 0);
+	struct profile *target = small(s1, 10, NULL, 0);
+	struct diff d;
+	char err[128];
+
+	ck_assert_int_eq(diff_compute(&d, base, 0, target, 1, 0, err,
+	    sizeof err), -1);
+	ck_assert_str_eq(err, "cannot compare values in count with values "
+	    "in nanoseconds");
+	diff_release(&d);
+	profile_free(base);
+	profile_free(target);
+}
+END_TEST
+
+/* The test suite. */
+static Suite *
+diff_suite(void)
+{
+	Suite *s = suite_create("diff");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_compute);
+	tcase_add_test(tc, test_write);
+	tcase_add_test(tc, test_units_differ);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(diff_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

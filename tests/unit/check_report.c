@@ -1,0 +1,251 @@
+/*
+ * check_report.c: unit tests for report.c: each filter kind and how they
+ * combine, label matching by decimal text, bad arguments, the description
+ * of the filters, the merged call tree and its text, and value formatting.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+#include "testutil.h"
+
+/* The total of value 1 (ns) of the sample profile after filter rules. */
+static int64_t
+filtered_total(const char *const *args, const enum report_rule_kind *kinds,
+    size_t n)
+{
+	struct profile *p = tu_sample_profile();
+	struct report_filter f;
+	char err[256];
+	int64_t total;
+	size_t i;
+
+	report_filter_init(&f);
+	for (i = 0; i < n; i++)
+		ck_assert_int_eq(report_filter_add(&f, kinds[i], args[i], err,
+		    sizeof err), 0);
+	report_filter_apply(p, &f);
+	total = profile_total(p, 1);
+	report_filter_release(&f);
+	profile_free(p);
+	return total;
+}
+
+START_TEST(test_filters)
+{
+	/* The sample profile: 12 ms in all; baz 7.5 ms (3+2 main, 2 worker
+	 * of which 1.5 in GC), work alone 1, sleep 4 (GVL blocked). */
+	const char *a1[] = { "baz$" };
+	const enum report_rule_kind k1[] = { REPORT_FOCUS };
+	const char *a2[] = { "baz$" };
+	const enum report_rule_kind k2[] = { REPORT_IGNORE };
+	const char *a3[] = { "%GVL=blocked" };
+	const enum report_rule_kind k3[] = { REPORT_TAGFOCUS };
+	const char *a4[] = { "%GVL=blocked", "%GC=mark" };
+	const enum report_rule_kind k4[] = { REPORT_TAGIGNORE,
+	    REPORT_TAGIGNORE };
+	const char *a5[] = { "2" };
+	const enum report_rule_kind k5[] = { REPORT_THREAD };
+	const char *a6[] = { "worker", "main" };
+	const enum report_rule_kind k6[] = { REPORT_THREAD, REPORT_THREAD };
+	const char *a7[] = { "thread=2" };
+	const enum report_rule_kind k7[] = { REPORT_TAGFOCUS };
+	const char *a8[] = { "thread=02" };
+	const char *a9[] = { "work", "baz", "thread=1" };
+	const enum report_rule_kind k9[] = { REPORT_FOCUS, REPORT_IGNORE,
+	    REPORT_TAGFOCUS };
+	const char *a10[] = { "%GVL=blocked", "%GC=mark" };
+	const enum report_rule_kind k10[] = { REPORT_TAGFOCUS,
+	    REPORT_TAGFOCUS };
+	const char *a11[] = { "%GVL=blocked", "%GVL=wait" };
+
+	ck_assert_int_eq(filtered_total(a1, k1, 1), 7000000);
+	ck_assert_int_eq(filtered_total(a2, k2, 1), 5000000);
+	ck_assert_int_eq(filtered_total(a3, k3, 1), 4000000);
+	ck_assert_int_eq(filtered_total(a4, k4, 2), 6500000);
+	ck_assert_int_eq(filtered_total(a5, k5, 1), 2000000);
+	ck_assert_int_eq(filtered_total(a6, k6, 2), 12000000);
+	ck_assert_int_eq(filtered_total(a7, k7, 1), 2000000);
+	/* Numbers compare by their decimal text. */
+	ck_assert_int_eq(filtered_total(a8, k7, 1), 0);
+	ck_assert_int_eq(filtered_total(a9, k9, 3), 1000000);
+	/* Different keys must all hold; the same key is any of them. */
+	ck_assert_int_eq(filtered_total(a10, k10, 2), 0);
+	ck_assert_int_eq(filtered_total(a11, k10, 2), 4000000);
+}
+END_TEST
+
+START_TEST(test_filter_errors_and_description)
+{
+	struct report_filter f;
+	char err[256];
+
+	report_filter_init(&f);
+	ck_assert(!report_filter_active(&f));
+	ck_assert_str_eq(report_filter_describe(&f), "");
+	ck_assert_int_eq(report_filter_add(&f, REPORT_FOCUS, "(", err,
+	    sizeof err), -1);
+	ck_assert(strncmp(err, "invalid regex '(': ", 19) == 0);
+	ck_assert_int_eq(report_filter_add(&f, REPORT_TAGFOCUS, "x", err,
+	    sizeof err), -1);
+	ck_assert_str_eq(err, "invalid label 'x' (expected KEY=VALUE)");
+	ck_assert_int_eq(report_filter_add(&f, REPORT_TAGIGNORE, "=v", err,
+	    sizeof err), -1);
+	ck_assert_int_eq(report_filter_add(&f, REPORT_TAGIGNORE, "k=", err,
+	    sizeof err), -1);
+	ck_assert(!report_filter_active(&f));
+	ck_assert_int_eq(report_filter_add(&f, REPORT_FOCUS, "fib", err,
+	    sizeof err), 0);
+	ck_assert_int_eq(report_filter_add(&f, REPORT_IGNORE, "it's", err,
+	    sizeof err), 0);
+	ck_assert_int_eq(report_filter_add(&f, REPORT_TAGIGNORE,
+	    "%GVL=blocked", err, sizeof err), 0);
+	ck_assert_int_eq(report_filter_add(&f, REPORT_THREAD, "my worker",
+	    err, sizeof err), 0);
+	ck_assert(report_filter_active(&f));
+	ck_assert_str_eq(report_filter_describe(&f), "--focus 'fib' "
+	    "--ignore 'it'\\''s' --tagignore %GVL=blocked "
+	    "--thread 'my worker'");
+	report_filter_release(&f);
+}
+END_TEST
+
+START_TEST(test_filter_keeps_comments_true)
+{
+	struct profile *p = tu_sample_profile();
+	struct report_filter f;
+	char err[64];
+
+	report_filter_init(&f);
+	report_filter_add(&f, REPORT_THREAD, "worker", err, sizeof err);
+	ck_assert_uint_eq(report_filter_apply(p, &f), 2);
+	ck_assert_str_eq(profile_comment_value(p, "samples"), "2");
+	ck_assert_ptr_null(profile_comment_value(p, "triggers"));
+	ck_assert_str_eq(profile_comment_value(p, "mode"), "cpu");
+	report_filter_release(&f);
+	profile_free(p);
+}
+END_TEST
+
+/* The text of the call tree of P cut at MIN_PCT. */
+static char *
+tree_text(const struct profile *p, double min_pct)
+{
+	struct report_tree *t = report_tree_new();
+	struct report_unit u;
+	char *buf = NULL;
+	size_t len;
+	int rc;
+
+	report_unit_init(&u, p, 1);
+	report_tree_add(t, p, 1, 0, 1.0);
+	report_tree_sort(t, 1);
+	TU_CAPTURE(buf, len, rc, report_tree_write(t, fp, &u, min_pct));
+	ck_assert_int_eq(rc, 0);
+	report_tree_free(t);
+	return buf;
+}
+
+START_TEST(test_tree)
+{
+	static const char body[] =
+	    "  Time ms       %  Function\n"
+	    "    12.00  100.0%  <main>\n"
+	    "     8.00   66.7%    Object#work\n"
+	    "     5.00   41.7%      Foo::Bar#baz\n"
+	    "     2.00   16.7%      Object#work\n"
+	    "     2.00   16.7%        Foo::Bar#baz\n"
+	    "     1.50   12.5%          [GC marking]\n"
+	    "     4.00   33.3%    Kernel#sleep\n"
+	    "     4.00   33.3%      [GVL blocked]\n";
+	struct profile *p = tu_sample_profile();
+	char *out = tree_text(p, 1.0);
+
+	ck_assert(strncmp(out, "Call tree (cumulative; nodes under 1% hidden):\n",
+	    47) == 0);
+	ck_assert_str_eq(strchr(out, '\n') + 1, body);
+	free(out);
+	out = tree_text(p, 20.0);
+	ck_assert_ptr_null(strstr(out, "GC marking"));
+	ck_assert_ptr_nonnull(strstr(out, "Foo::Bar#baz"));
+	free(out);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_tree_shape)
+{
+	struct profile *p = tu_sample_profile();
+	struct report_tree *t = report_tree_new();
+	const struct report_node *n;
+	size_t i, gc = 0;
+
+	report_tree_add(t, p, 1, 0, 1.0);
+	report_tree_add(t, p, 1, 1, 0.5);
+	ck_assert_int_eq(t->nodes[0].value, 12000000);
+	ck_assert_int_eq(t->nodes[0].base, 6000000);
+	for (i = 1; i < t->nnodes; i++) {
+		n = &t->nodes[i];
+		ck_assert_int_eq(n->depth, t->nodes[n->parent].depth + 1);
+		ck_assert_int_eq(n->base * 2, n->value);
+		if (report_tree_kind(n->name) == REPORT_KIND_GC_MARK) {
+			gc++;
+			ck_assert_str_eq(report_tree_name(t, n),
+			    "[GC marking]");
+			ck_assert_int_eq(n->self, 1500000);
+		}
+	}
+	ck_assert_uint_eq(gc, 1);
+	report_tree_free(t);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_format)
+{
+	struct report_unit ms = { 1, "ms" }, count = { 0, "" };
+	char buf[64];
+
+	ck_assert_str_eq(report_fmt_value(buf, sizeof buf, &ms, 1234567890),
+	    "1,234.57");
+	ck_assert_str_eq(report_fmt_delta(buf, sizeof buf, &ms, -5000),
+	    "-0.01");
+	ck_assert_str_eq(report_fmt_delta(buf, sizeof buf, &count, 1234),
+	    "+1,234");
+	ck_assert_str_eq(report_fmt_delta(buf, sizeof buf, &count, 0), "0");
+	ck_assert_str_eq(report_fmt_value(buf, sizeof buf, &count,
+	    INT64_MIN), "-9,223,372,036,854,775,808");
+	ck_assert_str_eq(report_fmt_pct(buf, sizeof buf, 1, 3), "33.3%");
+	ck_assert_str_eq(report_fmt_pct(buf, sizeof buf, 1, 0), "-");
+}
+END_TEST
+
+/* The test suite. */
+static Suite *
+report_suite(void)
+{
+	Suite *s = suite_create("report");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_filters);
+	tcase_add_test(tc, test_filter_errors_and_description);
+	tcase_add_test(tc, test_filter_keeps_comments_true);
+	tcase_add_test(tc, test_tree);
+	tcase_add_test(tc, test_tree_shape);
+	tcase_add_test(tc, test_format);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(report_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
