@@ -167,7 +167,7 @@ static const char flamegraph_js[] =
     "}\n"
     "\n"
     "function render() {\n"
-    "	var g = document.getElementById('frames'), z = zoomed, zx = xs[z], zw = val[z];\n"
+    "	var g = document.getElementById('frames'), z = zoomed, zx = xs[z], zw = val[z] || 1;\n"
     "	var usable = fg.width - 2 * PAD, sc = usable / zw, anc = {}, frag = document.createDocumentFragment();\n"
     "	var i, x, w;\n"
     "	for (i = z; i >= 0; i = par[i]) anc[i] = 1;\n"
