@@ -1,0 +1,190 @@
+/*
+ * push.h: sending profiles to Grafana Pyroscope's HTTP ingest API (also
+ * served by Grafana Alloy's pyroscope.receive_http), in the background
+ * while a script runs and one file at a time for "rperf push".
+ *
+ * A profile goes out as one POST to URL/ingest?name=APP.MODE{k=v,...}&
+ * from=S&until=S&format=pprof&sampleRate=HZ&spyName=rperf with the
+ * gzipped pprof as the multipart/form-data field "profile".  What could
+ * not be sent by the end of a run is written to a spool directory, one
+ * file per interval, which "rperf push" sends later.  Plain C: no Ruby.
+ * Secrets (the token, the password of the URL, the values of extra
+ * headers) never appear in a message.
+ */
+#ifndef RPERF_PUSH_H
+#define RPERF_PUSH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+/* Defaults of the fields of struct push_config left zero. */
+#define PUSH_DEFAULT_TIMEOUT_S		5.0
+#define PUSH_DEFAULT_QUEUE_MAX		16
+#define PUSH_DEFAULT_SAMPLE_RATE	100
+/* Backoff between attempts: doubling from the first to the last, jittered. */
+#define PUSH_BACKOFF_FIRST_S		0.5
+#define PUSH_BACKOFF_MAX_S		30.0
+/* Per-request limits handed to libcurl. */
+#define PUSH_CONNECT_TIMEOUT_S		10
+#define PUSH_REQUEST_TIMEOUT_S		30
+
+struct push_config {
+	const char *url;		/* base URL; "/ingest" is appended */
+	const char *app_name;		/* NAME */
+	const char *mode;		/* "cpu" or "wall": name=NAME.MODE */
+	const char *const *tags;	/* "k=v" strings */
+	size_t ntags;
+	const char *const *headers;	/* extra "Name: value" headers */
+	size_t nheaders;
+	const char *tenant;		/* X-Scope-OrgID when set */
+	const char *token;		/* bearer token, or NULL */
+	int insecure;			/* skip TLS verification only when asked */
+	int sample_rate;		/* Hz; 0 is PUSH_DEFAULT_SAMPLE_RATE */
+	double timeout_s;		/* how long push_finish waits; 0 is 5 */
+	const char *spool_dir;		/* NULL: $XDG_STATE_HOME/rperf/spool */
+	size_t queue_max;		/* 0 is PUSH_DEFAULT_QUEUE_MAX */
+	int quiet;			/* no "retrying"/"spooled" notes, errors only */
+};
+
+struct push_stats {
+	uint64_t sent;		/* intervals a 2xx accepted */
+	uint64_t failed;	/* failed attempts (each retry counts) */
+	uint64_t rejected;	/* intervals refused with a 4xx, not retried */
+	uint64_t dropped;	/* intervals dropped because the queue was full */
+	uint64_t spooled;	/* intervals written to the spool directory */
+};
+
+struct push;
+
+/*
+ * Validate C (URL scheme http or https, no query or fragment, app name,
+ * mode, tag and header syntax; user info in the URL becomes basic auth)
+ * and start the upload thread.  NULL with a one-line message in ERR on a
+ * bad config.  C's strings are copied.
+ */
+struct push *push_start(const struct push_config *c, char *err, size_t errlen);
+
+/*
+ * Encode PROF as gzipped pprof in memory and queue it for the interval
+ * [FROM_NS, UNTIL_NS) (Unix epoch ns).  Quick: never waits for the
+ * network; when the queue is full the oldest queued interval is dropped
+ * and counted.  Safe to call from a Ruby thread: no Ruby is called.
+ */
+void push_enqueue(struct push *p, const struct profile *prof, int64_t from_ns,
+    int64_t until_ns);
+
+/*
+ * Wait at most timeout_s for the queue to drain, then write each unsent
+ * interval to the spool directory and print one line per file to
+ * stderr.  Returns 0, or -1 when an interval could not even be spooled
+ * (with a message on stderr).  Frees P.
+ */
+int push_finish(struct push *p);
+
+/* The counters so far. */
+void push_stats(const struct push *p, struct push_stats *out);
+
+/* --- the pieces, for "rperf push" and the unit tests --- */
+
+/* One interval: where it belongs and its gzipped pprof bytes. */
+struct push_interval {
+	char *app_name;
+	char *mode;
+	char **tags;		/* "k=v" */
+	size_t ntags;
+	int64_t from_ns, until_ns;
+	int sample_rate;
+	uint8_t *data;
+	size_t len;
+};
+
+/* Free what IV owns and zero it. */
+void push_interval_release(struct push_interval *iv);
+/* Add or replace the tag "k=v" on IV (copied). */
+void push_interval_set_tag(struct push_interval *iv, const char *tag);
+
+/* Like push_start but without the thread: for push_send(). */
+struct push *push_open(const struct push_config *c, char *err, size_t errlen);
+/* Free a push made by push_open. */
+void push_close(struct push *p);
+
+/* The URL requests go to, without user info ("http://host/ingest"). */
+const char *push_display_url(const struct push *p);
+/* Make push_send() give up SECONDS from now (0: only its own timeouts). */
+void push_set_deadline(struct push *p, double seconds);
+
+enum push_result {
+	PUSH_SENT,		/* a 2xx */
+	PUSH_RETRY,		/* 408, 429, 5xx, connection or timeout */
+	PUSH_REJECTED,		/* any other status: do not send it again */
+};
+/* One attempt to send IV; the reason of a failure in ERR (no secrets). */
+enum push_result push_send(struct push *p, const struct push_interval *iv,
+    char *err, size_t errlen);
+
+/* Each check returns 0, or -1 with a one-line message in ERR. */
+int push_check_app_name(const char *name, char *err, size_t errlen);
+int push_check_mode(const char *mode, char *err, size_t errlen);
+int push_check_tag(const char *tag, char *err, size_t errlen);
+int push_check_header(const char *header, char *err, size_t errlen);
+int push_check_interval(const struct push_interval *iv, char *err,
+    size_t errlen);
+
+/* The query string of IV's request (without '?'); free() it. */
+char *push_query(const struct push_interval *iv);
+/* S with every byte but A-Z a-z 0-9 - . _ ~ percent-encoded; free() it. */
+char *push_url_encode(const char *s);
+/*
+ * The multipart/form-data body carrying DATA as the field "profile",
+ * with BOUNDARY (which DATA must not contain); its length in *OUTLEN.
+ */
+uint8_t *push_multipart(const uint8_t *data, size_t len, const char *boundary,
+    size_t *outlen);
+
+/* Gzipped pprof of PROF in memory; NULL with ERR when encoding fails. */
+uint8_t *push_encode(const struct profile *prof, size_t *outlen, char *err,
+    size_t errlen);
+
+/* The default spool directory; free() it. */
+char *push_default_spool_dir(void);
+/* Whether the LEN bytes at BUF start like a spool file. */
+int push_is_spool(const uint8_t *buf, size_t len);
+/*
+ * Write IV to a new file in DIR (made, mode 0700, when missing), whole
+ * or not at all, mode 0600.  Its path in *PATH (free() it).  Returns 0,
+ * or -1 with ERR.
+ */
+int push_spool_write(const char *dir, const struct push_interval *iv,
+    char **path, char *err, size_t errlen);
+/* Read a spool file into IV.  Returns 0, or -1 with ERR naming PATH. */
+int push_spool_read(const char *path, struct push_interval *iv, char *err,
+    size_t errlen);
+/* Parse LEN bytes of a spool file (NAME for errors). */
+int push_spool_parse(const uint8_t *buf, size_t len, const char *name,
+    struct push_interval *iv, char *err, size_t errlen);
+
+/*
+ * The wait before the next attempt: *BASE_S goes from 0 to the first
+ * delay, then doubles up to the last; the wait is a random part of it,
+ * between a half and all of it, so that clients do not retry in step.
+ */
+double push_backoff(double *base_s, unsigned *seed);
+
+/*
+ * The bounded FIFO of the upload thread, exposed for tests.  put()
+ * appends and returns the oldest entry it had to drop to make room, or
+ * NULL; take() removes the oldest, or returns NULL when empty.
+ */
+struct push_queue {
+	struct push_interval **items;
+	size_t cap, head, count;
+};
+void push_queue_init(struct push_queue *q, size_t cap);
+struct push_interval *push_queue_put(struct push_queue *q,
+    struct push_interval *iv);
+struct push_interval *push_queue_take(struct push_queue *q);
+void push_queue_release(struct push_queue *q);
+
+#endif
