@@ -21,6 +21,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_stat_entry,
 	&cmd_exec_entry,
 	&cmd_snapshot_entry,
+	&cmd_push_entry,
 	NULL
 };
 

@@ -46,6 +46,7 @@ extern const struct cmd_entry cmd_diff_entry;
 extern const struct cmd_entry cmd_stat_entry;
 extern const struct cmd_entry cmd_exec_entry;
 extern const struct cmd_entry cmd_snapshot_entry;
+extern const struct cmd_entry cmd_push_entry;
 
 /* All commands, in the order "rperf --help" lists them; NULL-terminated. */
 extern const struct cmd_entry *const cmd_table[];
