@@ -317,13 +317,30 @@ rperf_fork(int argc, VALUE *argv, VALUE self)
 	return pid;
 }
 
-/* Kernel#exec and Process.exec, prepended: save first, then exec. */
+static VALUE rperf_kernel_exec = Qnil;	/* the original Kernel.exec */
+static VALUE rperf_process_exec = Qnil;	/* the original Process.exec */
+
+/* Save first, then call the original exec. */
 static VALUE
-rperf_exec(int argc, VALUE *argv, VALUE self)
+rperf_exec_with(VALUE original, int argc, VALUE *argv)
 {
 	if (rperf_hooks.before_exec != NULL)
 		rperf_hooks.before_exec(rperf_hooks.arg);
-	return rb_call_super(argc, argv);
+	return rb_method_call_kw(argc, argv, original, RB_PASS_CALLED_KEYWORDS);
+}
+
+/* Kernel#exec (and Kernel.exec). */
+static VALUE
+rperf_exec(int argc, VALUE *argv, VALUE self)
+{
+	return rperf_exec_with(rperf_kernel_exec, argc, argv);
+}
+
+/* Process.exec. */
+static VALUE
+rperf_process_exec_m(int argc, VALUE *argv, VALUE self)
+{
+	return rperf_exec_with(rperf_process_exec, argc, argv);
 }
 
 /* Install (once) the prepended methods and set the hooks they call. */
@@ -336,17 +353,29 @@ rperf_module_set_hooks(const struct rperf_module_hooks *h)
 	rperf_hooks_defined = 1;
 	{
 		VALUE fork_hook = rb_define_module_under(rperf_module, "ForkHook");
-		VALUE exec_hook = rb_define_module_under(rperf_module, "ExecHook");
-		VALUE exec_public = rb_define_module_under(rperf_module, "ExecPublicHook");
 
 		rb_define_method(fork_hook, "_fork", rperf_fork, -1);
 		rb_prepend_module(rb_singleton_class(rb_mProcess), fork_hook);
-		/* Kernel#exec is private; Kernel.exec and Process.exec are not. */
-		rb_define_private_method(exec_hook, "exec", rperf_exec, -1);
-		rb_prepend_module(rb_mKernel, exec_hook);
-		rb_define_method(exec_public, "exec", rperf_exec, -1);
-		rb_prepend_module(rb_singleton_class(rb_mKernel), exec_public);
-		rb_prepend_module(rb_singleton_class(rb_mProcess), exec_public);
+		/*
+		 * exec is replaced, not prepended to: on Ruby 3.3 a module
+		 * prepended to Kernel makes every Kernel method's frame read
+		 * "Kernel.sleep" instead of "Kernel#sleep".  The originals are
+		 * kept as Method objects and called with the same arguments.
+		 */
+		rperf_kernel_exec = rb_obj_method(rb_mKernel, ID2SYM(rb_intern("exec")));
+		rb_gc_register_address(&rperf_kernel_exec);
+		rperf_process_exec = rb_obj_method(rb_mProcess, ID2SYM(rb_intern("exec")));
+		rb_gc_register_address(&rperf_process_exec);
+		{
+			/* No "method redefined" warning under -w: the script
+			 * did not redefine anything. */
+			VALUE verbose = *rb_ruby_verbose_ptr();
+
+			*rb_ruby_verbose_ptr() = Qnil;
+			rb_define_global_function("exec", rperf_exec, -1);
+			rb_define_module_function(rb_mProcess, "exec", rperf_process_exec_m, -1);
+			*rb_ruby_verbose_ptr() = verbose;
+		}
 	}
 }
 

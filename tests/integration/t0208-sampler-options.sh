@@ -23,7 +23,7 @@ test_expect_success '--no-aggregate keeps every sample with its time' '
 		File.foreach(ARGV[0]) { |l| s = Integer(l[/^Samples: *([\d,]+)/, 1].delete(\",\")) if l.start_with?(\"Samples:\") }
 		raise \"few samples: #{s}\" unless s > 100" raw.txt &&
 	"$RPERF" record -q --no-aggregate -o r.pb.gz -e "
-		def spin = 300_000.times.sum
+		def spin = 3_000_000.times.sum
 		spin; p Rperf.snapshot[:samples].map { |_, _, _, l| l[%q(timestamp)] }.compact.size > 100" >out &&
 	test_grep "^true$" out
 '
