@@ -831,6 +831,7 @@ push_backoff(double *base_s, unsigned *seed)
 
 /* --- the queue --- */
 
+/* An empty queue of at most CAP entries (at least one). */
 void
 push_queue_init(struct push_queue *q, size_t cap)
 {
