@@ -17,6 +17,7 @@
 #include "cmd.h"
 #include "output.h"
 #include "profile.h"
+#include "push.h"
 #include "sampler.h"
 #include "script.h"
 #include "text.h"
@@ -33,6 +34,15 @@ enum {
 	RECORD_OPT_CONTROL_SIGNAL,
 	RECORD_OPT_DURATION,
 	RECORD_OPT_DELAY,
+	RECORD_OPT_PUSH,
+	RECORD_OPT_APP_NAME,
+	RECORD_OPT_TAG,
+	RECORD_OPT_PUSH_INTERVAL,
+	RECORD_OPT_PUSH_TIMEOUT,
+	RECORD_OPT_SPOOL,
+	RECORD_OPT_PUSH_HEADER,
+	RECORD_OPT_TENANT,
+	RECORD_OPT_INSECURE,
 };
 
 static const struct cmd_option record_options[] = {
@@ -63,6 +73,29 @@ static const struct cmd_option record_options[] = {
 	  "stop sampling after SECONDS; the script runs on", "@number", RECORD_OPT_DURATION },
 	{ "delay", 0, 0, required_argument, "SECONDS",
 	  "start sampling SECONDS after the start", "@number", RECORD_OPT_DELAY },
+	{ "push", 0, 0, required_argument, "URL",
+	  "stream the profile to Pyroscope at URL, an interval at a time", "@text",
+	  RECORD_OPT_PUSH },
+	{ "app-name", 0, 0, required_argument, "NAME",
+	  "application name for --push (default: the script's name)", "@text",
+	  RECORD_OPT_APP_NAME },
+	{ "tag", 0, 0, required_argument, "KEY=VALUE",
+	  "a tag of the pushed profiles (repeatable)", "@text", RECORD_OPT_TAG },
+	{ "push-interval", 0, 0, required_argument, "SECONDS",
+	  "length of a pushed interval (default 10)", "@number", RECORD_OPT_PUSH_INTERVAL },
+	{ "push-timeout", 0, 0, required_argument, "SECONDS",
+	  "how long to wait for unsent intervals at exit (default 5)", "@number",
+	  RECORD_OPT_PUSH_TIMEOUT },
+	{ "spool", 0, 0, required_argument, "DIR",
+	  "where intervals that could not be sent go (default under XDG_STATE_HOME)",
+	  "@dir", RECORD_OPT_SPOOL },
+	{ "push-header", 0, 0, required_argument, "HEADER",
+	  "an extra 'Name: value' HTTP header for --push (repeatable)", "@text",
+	  RECORD_OPT_PUSH_HEADER },
+	{ "tenant", 0, 0, required_argument, "ID",
+	  "tenant for --push (sets X-Scope-OrgID)", "@text", RECORD_OPT_TENANT },
+	{ "insecure", 0, 0, no_argument, NULL,
+	  "do not verify the TLS certificate of --push", NULL, RECORD_OPT_INSECURE },
 	{ "quiet", 'q', 0, no_argument, NULL,
 	  "do not print where the profile went", NULL, 'q' },
 	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0 }
@@ -78,6 +111,12 @@ struct record {
 	struct script_argv script;
 	struct script_procs procs;
 	unsigned snapshots;	/* written on request so far */
+	/* --push */
+	struct push_config push_cfg;
+	const char **tags, **headers;
+	size_t tags_cap, headers_cap;
+	double push_interval;
+	struct push *push;
 };
 
 /* VM start hook: install the sampler before anything of the script loads. */
@@ -126,6 +165,12 @@ record_vm_finish(void *arg, int ran)
 		script_procs_release(&r->procs);
 		return 0;
 	}
+	if (r->push != NULL) {
+		/* The last interval went out with sampler_stop. */
+		if (push_finish(r->push) != 0)
+			rc = -1;
+		r->push = NULL;
+	}
 	script_procs_merge(&r->procs, &p, r->procs.child_timeout, NULL, 0);
 	script_procs_release(&r->procs);
 	text_opts_init(&topts);
@@ -144,6 +189,49 @@ record_vm_finish(void *arg, int ran)
 	}
 	profile_free(p);
 	return rc;
+}
+
+/* Each interval of the sampler goes to the uploader (it copies it). */
+static void
+record_push_interval(const struct profile *p, void *arg)
+{
+	struct record *r = arg;
+
+	if (r->push != NULL && getpid() == r->procs.root)
+		push_enqueue(r->push, p, p->time_nanos, p->time_nanos + p->duration_nanos);
+}
+
+/* The application name --push uses when none is given: the script's
+ * file name without its extension, or "ruby" for -e. */
+static char *
+record_app_name(const struct script_argv *s)
+{
+	static const char takes_arg[] = "ICrEex";
+	const char *script = NULL, *base, *dot;
+	int i;
+
+	for (i = 1; i < s->argc; i++) {
+		const char *a = s->argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			script = i + 1 < s->argc ? s->argv[i + 1] : NULL;
+			break;
+		}
+		if (a[0] != '-' || a[1] == '\0') {
+			script = a;
+			break;
+		}
+		if (a[1] == 'e')
+			break;
+		if (a[1] != '-' && a[2] == '\0' && strchr(takes_arg, a[1]) != NULL)
+			i++;	/* "-I DIR": the next word is the option's */
+	}
+	if (script == NULL || strcmp(script, "-") == 0)
+		return xstrdup("ruby");
+	base = strrchr(script, '/');
+	base = base ? base + 1 : script;
+	dot = strrchr(base, '.');
+	return dot != NULL && dot != base ? xstrndup(base, (size_t)(dot - base)) : xstrdup(base);
 }
 
 /* Where snapshots go: next to the output, as OUTPUT.PID.N. */
@@ -210,6 +298,40 @@ record_parse_options(struct record *r, int argc, char **argv)
 		if (script_sampler_option(e, c, optarg, &r->cfg))
 			continue;
 		switch (c) {
+		case RECORD_OPT_PUSH:
+			r->push_cfg.url = optarg;
+			break;
+		case RECORD_OPT_APP_NAME:
+			r->push_cfg.app_name = optarg;
+			break;
+		case RECORD_OPT_TAG:
+			xgrow((void **)&r->tags, &r->tags_cap, r->push_cfg.ntags + 1, sizeof *r->tags);
+			r->tags[r->push_cfg.ntags++] = optarg;
+			break;
+		case RECORD_OPT_PUSH_HEADER:
+			xgrow((void **)&r->headers, &r->headers_cap, r->push_cfg.nheaders + 1,
+			    sizeof *r->headers);
+			r->headers[r->push_cfg.nheaders++] = optarg;
+			break;
+		case RECORD_OPT_PUSH_INTERVAL:
+			if (script_parse_seconds(optarg, 86400, &secs) != 0 || secs < 0.1)
+				cmd_usage_error(e, "invalid --push-interval '%s' (expected seconds, at least 0.1)", optarg);
+			r->push_interval = secs;
+			break;
+		case RECORD_OPT_PUSH_TIMEOUT:
+			if (script_parse_seconds(optarg, 3600, &secs) != 0)
+				cmd_usage_error(e, "invalid --push-timeout '%s' (expected seconds)", optarg);
+			r->push_cfg.timeout_s = secs > 0 ? secs : 0.001;
+			break;
+		case RECORD_OPT_SPOOL:
+			r->push_cfg.spool_dir = optarg;
+			break;
+		case RECORD_OPT_TENANT:
+			r->push_cfg.tenant = optarg;
+			break;
+		case RECORD_OPT_INSECURE:
+			r->push_cfg.insecure = 1;
+			break;
 		case RECORD_OPT_NO_INHERIT:
 			r->procs.inherit = 0;
 			break;
@@ -285,9 +407,15 @@ record_exec(int argc, char **argv)
 	r.cfg.control_signal = SIGRTMIN + 9;
 	r.cfg.snapshot_fn = record_snapshot;
 	r.cfg.snapshot_arg = &r;
+	r.push_interval = 10;
 	record_parse_options(&r, argc, argv);
 	if (r.cfg.defer && (r.cfg.delay_ns > 0 || r.cfg.duration_ns > 0))
 		cmd_usage_error(e, "--defer cannot be combined with --delay or --duration");
+	if (r.push_cfg.url == NULL && (r.push_cfg.app_name || r.push_cfg.ntags ||
+	    r.push_cfg.nheaders || r.push_cfg.tenant || r.push_cfg.insecure ||
+	    r.push_cfg.spool_dir))
+		cmd_usage_error(e, "--app-name, --tag, --push-header, --tenant, --spool and "
+		    "--insecure go with --push URL");
 	script_argv_init(&r.script, e, argc, argv);
 	if (r.format == PROFILE_FORMAT_NONE)
 		r.format = profile_format_from_path(r.output);
@@ -296,12 +424,36 @@ record_exec(int argc, char **argv)
 	if (strcmp(r.output, "-") == 0 && isatty(STDOUT_FILENO) &&
 	    r.format == PROFILE_FORMAT_PPROF)
 		cmd_usage_error(e, "refusing to write a binary pprof profile to a terminal");
+	if (r.push_cfg.url != NULL) {
+		char err[512], *app = NULL;
+
+		if (r.push_cfg.app_name == NULL)
+			r.push_cfg.app_name = app = record_app_name(&r.script);
+		r.push_cfg.mode = r.cfg.mode == SAMPLER_WALL ? "wall" : "cpu";
+		r.push_cfg.tags = r.tags;
+		r.push_cfg.headers = r.headers;
+		r.push_cfg.token = getenv("RPERF_PUSH_TOKEN");
+		r.push_cfg.sample_rate = r.cfg.frequency;
+		r.push_cfg.quiet = r.quiet;
+		r.push = push_start(&r.push_cfg, err, sizeof err);
+		free(app);
+		r.push_cfg.app_name = NULL;
+		if (r.push == NULL)
+			cmd_usage_error(e, "%s", err);
+		r.cfg.interval_ns = (int64_t)(r.push_interval * 1e9);
+		r.cfg.interval_fn = record_push_interval;
+		r.cfg.interval_arg = &r;
+	}
 	hooks.start = record_vm_start;
 	hooks.ready = record_vm_ready;
 	hooks.finish = record_vm_finish;
 	hooks.arg = &r;
 	status = vm_run(r.script.argc, r.script.argv, &hooks);
+	if (r.push != NULL && getpid() == r.procs.root)
+		push_finish(r.push);	/* the VM never got to run the script */
 	script_argv_release(&r.script);
+	free(r.tags);
+	free(r.headers);
 	return status;
 }
 

@@ -122,9 +122,9 @@ test_line_count() {
 # Sum the weights of a folded file, optionally only lines matching a regex.
 folded_sum() {
 	if [ $# -ge 2 ]; then
-		grep -E -- "$2" "$1" | awk '{ s += $NF } END { printf "%d\n", s }'
+		grep -E -- "$2" "$1" | awk '{ s += $NF } END { printf "%.0f\n", s }'
 	else
-		awk '{ s += $NF } END { printf "%d\n", s }' "$1"
+		awk '{ s += $NF } END { printf "%.0f\n", s }' "$1"
 	fi
 }
 

@@ -5,7 +5,7 @@
 
 # Thread N's time (ns) from a text report's thread table.
 thread_ns() {
-	awk -v t="$2" '/^Threads:/ { on = 1; next } on && $1 == t { gsub(",", "", $(NF-1)); printf "%d\n", $(NF-1) * 1e6 }' "$1"
+	awk -v t="$2" '/^Threads:/ { on = 1; next } on && $1 == t { gsub(",", "", $(NF-1)); printf "%.0f\n", $(NF-1) * 1e6 }' "$1"
 }
 
 test_expect_success 'cpu mode: each thread is billed its own CPU time' '
@@ -22,7 +22,7 @@ test_expect_success 'cpu mode: each thread is billed its own CPU time' '
 test_expect_success 'wall mode: the main thread is billed the whole run' '
 	"$RPERF" record -q -m wall -o w.txt "$FIXTURES/invariant.rb" >out &&
 	duration=$(sed -n "s/^Duration: *//p" w.txt | tr -d , | sed "s/ ms//") &&
-	duration_ns=$(awk -v d="$duration" "BEGIN { printf \"%d\", d * 1e6 }") &&
+	duration_ns=$(awk -v d="$duration" "BEGIN { printf \"%.0f\", d * 1e6 }") &&
 	billed=$(thread_ns w.txt 1) &&
 	echo "duration $duration_ns billed $billed" &&
 	within_pct "$billed" "$duration_ns" 1
