@@ -145,6 +145,14 @@ cpuclock_read_tsc(const struct cpuclock *c)
 }
 #endif
 
+/*
+ * How long an anchor is trusted.  Within it the CPU time is taken to grow
+ * with CLOCK_MONOTONIC, which also counts time a hypervisor stole from the
+ * virtual CPU; re-anchoring this often (one system call every few samples
+ * at 1000 Hz) bounds that error to the steal of one such stretch.
+ */
+#define CPUCLOCK_ANCHOR_MAX_NS	(4 * 1000 * 1000)
+
 /* CPUCLOCK_SWITCH's unclamped read: the anchor if it still holds, else
  * re-anchor. */
 static int64_t
@@ -166,10 +174,12 @@ cpuclock_switch_raw(struct cpuclock *c)
 			mono = cpuclock_ns(CLOCK_MONOTONIC) - mono;
 			cpuclock_barrier();
 			l2 = cpuclock_lock(c);
-			if (l2 == l1 && c->gen == gen)
+			if (l2 != l1 || c->gen != gen)
+				continue;	/* switched in between, or a handler re-anchored */
+			if (mono <= CPUCLOCK_ANCHOR_MAX_NS)
 				return cpu + (mono > 0 ? mono : 0);
-			/* Switched in between, or a handler re-anchored. */
-			continue;
+			/* An old anchor: re-anchor, so that time the host stole
+			 * from the virtual CPU cannot pile up. */
 		}
 
 		/*
