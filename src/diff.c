@@ -15,23 +15,11 @@
 #include <string.h>
 
 #include "diff.h"
+#include "error.h"
 #include "xmalloc.h"
 
 /* Widest function name column before names overflow it. */
 #define DIFF_NAME_WIDTH 60
-
-/* Format a one-line error into ERR. */
-static void
-diff_error(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Add value VI of P to D's rows, into the base or the target columns. */
 static void
@@ -125,7 +113,7 @@ diff_compute(struct diff *d, const struct profile *base, size_t bvi,
 	report_unit_init(&d->unit, target, tvi);
 	if (bvi < base->nvalue_types && tvi < target->nvalue_types &&
 	    strcmp(bu, tu) != 0) {
-		diff_error(err, errlen, "cannot compare values in %s with "
+		error_set(err, errlen, "cannot compare values in %s with "
 		    "values in %s", *bu ? bu : "no unit", *tu ? tu : "no unit");
 		return -1;
 	}

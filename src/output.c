@@ -119,10 +119,25 @@ output_write_stream(const struct profile *p, FILE *fp,
 	}
 }
 
+/* What profile_write_file hands to output_write_file. */
+struct output_profile_arg {
+	const struct profile *p;
+	enum profile_format fmt;
+	const struct text_opts *topts;
+};
+
+/* output_write_fn for a profile in a format. */
+static int
+output_profile_fn(FILE *fp, void *arg)
+{
+	const struct output_profile_arg *a = arg;
+
+	return output_write_stream(a->p, fp, a->fmt, a->topts);
+}
+
 /* Write straight into an existing special file (device, FIFO). */
 static int
-output_write_direct(const struct profile *p, const char *path,
-    enum profile_format fmt, const struct text_opts *topts)
+output_write_direct(const char *path, output_write_fn fn, void *arg)
 {
 	FILE *fp = fopen(path, "w");
 	int saved;
@@ -130,7 +145,7 @@ output_write_direct(const struct profile *p, const char *path,
 	if (fp == NULL)
 		return -1;
 	errno = 0;
-	if (output_write_stream(p, fp, fmt, topts) != 0) {
+	if (fn(fp, arg) != 0) {
 		saved = errno;
 		fclose(fp);
 		errno = saved;
@@ -162,8 +177,7 @@ output_sync_dir(const char *path)
 
 /* Write into a temporary file beside TARGET, then rename it into place. */
 static int
-output_write_atomic(const struct profile *p, const char *target,
-    enum profile_format fmt, const struct text_opts *topts)
+output_write_atomic(const char *target, output_write_fn fn, void *arg)
 {
 	char *tmp = xasprintf("%s.tmpXXXXXX", target);
 	FILE *fp = NULL;
@@ -182,9 +196,9 @@ output_write_atomic(const struct profile *p, const char *target,
 		goto fail;
 	fd = -1;
 	errno = 0;
-	if (output_write_stream(p, fp, fmt, topts) != 0)
+	if (fn(fp, arg) != 0)
 		goto fail;
-	if (fflush(fp) != 0 || fsync(fileno(fp)) != 0)
+	if (fflush(fp) != 0 || ferror(fp) || fsync(fileno(fp)) != 0)
 		goto fail;
 	if (fclose(fp) != 0) {
 		fp = NULL;
@@ -210,8 +224,7 @@ fail:
 }
 
 int
-profile_write_file(const struct profile *p, const char *path,
-    enum profile_format fmt, const struct text_opts *topts, char *err,
+output_write_file(const char *path, output_write_fn fn, void *arg, char *err,
     size_t errlen)
 {
 	struct stat st;
@@ -219,19 +232,17 @@ profile_write_file(const struct profile *p, const char *path,
 	const char *target = path;
 	int rc;
 
-	if (fmt == PROFILE_FORMAT_NONE) {
-		error_set(err, errlen, "no format to write '%s' in", path);
-		return -1;
-	}
 	if (strcmp(path, "-") == 0) {
 		errno = 0;
-		if (output_write_stream(p, stdout, fmt, topts) != 0) {
+		rc = fn(stdout, arg);
+		if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
+			rc = -1;
+		if (rc != 0) {
 			error_set(err, errlen, "cannot write to standard "
 			    "output: %s", strerror(errno ? errno : EIO));
 			clearerr(stdout);
-			return -1;
 		}
-		return 0;
+		return rc;
 	}
 
 	/* Replace what a symlink points at, not the link itself. */
@@ -242,14 +253,28 @@ profile_write_file(const struct profile *p, const char *path,
 		errno = EISDIR;
 		rc = -1;
 	} else if (stat(target, &st) == 0 && !S_ISREG(st.st_mode))
-		rc = output_write_direct(p, target, fmt, topts);
+		rc = output_write_direct(target, fn, arg);
 	else
-		rc = output_write_atomic(p, target, fmt, topts);
+		rc = output_write_atomic(target, fn, arg);
 	if (rc != 0)
 		error_set(err, errlen, "cannot write '%s': %s", path,
-		    strerror(errno));
+		    strerror(errno ? errno : EIO));
 	free(real);
 	return rc;
+}
+
+int
+profile_write_file(const struct profile *p, const char *path,
+    enum profile_format fmt, const struct text_opts *topts, char *err,
+    size_t errlen)
+{
+	struct output_profile_arg a = { p, fmt, topts };
+
+	if (fmt == PROFILE_FORMAT_NONE) {
+		error_set(err, errlen, "no format to write '%s' in", path);
+		return -1;
+	}
+	return output_write_file(path, output_profile_fn, &a, err, errlen);
 }
 
 /* Read all of FD (at most PROFILE_READ_MAX bytes) into *BUF. */

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "profile.h"
 #include "text.h"
@@ -29,14 +30,23 @@ enum profile_format profile_format_from_path(const char *path);
 /* "pprof", "folded", "text", or "none". */
 const char *profile_format_name(enum profile_format fmt);
 
+/* Writes a whole output to FP; 0, or -1 with errno set. */
+typedef int (*output_write_fn)(FILE *fp, void *arg);
+
 /*
- * Write P in format FMT to PATH ("-" is stdout).  A regular file is
- * written to a temporary file in the same directory, synced and renamed
- * into place, so it is either complete or untouched; an existing special
- * file (/dev/null, a FIFO) is written directly.  Folded and text use
- * TOPTS->value_index (TOPTS may be NULL: the profile's default value).
- * Returns 0, or -1 with e.g. "cannot write 'PATH': Permission denied" in
- * ERR and no file left behind.
+ * Run FN into PATH ("-" is stdout): a regular file is written to a
+ * temporary file in the same directory, synced and renamed into place, so
+ * it is either complete or untouched; an existing special file (/dev/null,
+ * a FIFO) is written directly.  Returns 0, or -1 with e.g. "cannot write
+ * 'PATH': Permission denied" in ERR and no file left behind.
+ */
+int output_write_file(const char *path, output_write_fn fn, void *arg, char *err,
+    size_t errlen);
+
+/*
+ * Write P in format FMT to PATH ("-" is stdout) through output_write_file.
+ * Folded and text use TOPTS->value_index (TOPTS may be NULL: the
+ * profile's default value).
  */
 int profile_write_file(const struct profile *p, const char *path,
     enum profile_format fmt, const struct text_opts *topts, char *err,

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "error.h"
+#include "output.h"
 #include "report.h"
 #include "xmalloc.h"
 
@@ -44,19 +46,6 @@ struct report_index {
 	struct report_slot *slots;
 	size_t cap, n;
 };
-
-/* Format a one-line error into ERR. */
-static void
-report_error(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* --- filters --- */
 
@@ -147,7 +136,7 @@ report_filter_add(struct report_filter *f, enum report_rule_kind kind,
 		rc = regcomp(&r.re, arg, REG_EXTENDED | REG_NOSUB);
 		if (rc != 0) {
 			regerror(rc, &r.re, msg, sizeof msg);
-			report_error(err, errlen, "invalid regex '%s': %s",
+			error_set(err, errlen, "invalid regex '%s': %s",
 			    arg, msg);
 			return -1;
 		}
@@ -156,7 +145,7 @@ report_filter_add(struct report_filter *f, enum report_rule_kind kind,
 	case REPORT_TAGIGNORE:
 		eq = strchr(arg, '=');
 		if (eq == NULL || eq == arg || eq[1] == '\0') {
-			report_error(err, errlen, "invalid label '%s' "
+			error_set(err, errlen, "invalid label '%s' "
 			    "(expected KEY=VALUE)", arg);
 			return -1;
 		}
@@ -165,7 +154,7 @@ report_filter_add(struct report_filter *f, enum report_rule_kind kind,
 		break;
 	case REPORT_THREAD:
 		if (*arg == '\0') {
-			report_error(err, errlen, "invalid thread '' "
+			error_set(err, errlen, "invalid thread '' "
 			    "(expected a number or a name)");
 			return -1;
 		}
@@ -855,93 +844,10 @@ report_tree_write(const struct report_tree *t, FILE *fp,
 
 /* --- output --- */
 
-/* Write FN's output into a temporary file beside TARGET, then rename. */
-static int
-report_write_atomic(const char *target, report_write_fn fn, void *arg)
-{
-	char *tmp = xasprintf("%s.tmpXXXXXX", target);
-	FILE *fp = NULL;
-	mode_t mask;
-	int fd, saved;
-
-	fd = mkstemp(tmp);
-	if (fd == -1)
-		goto fail;
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0)
-		goto fail;
-	fp = fdopen(fd, "w");
-	if (fp == NULL)
-		goto fail;
-	fd = -1;
-	errno = 0;
-	if (fn(fp, arg) != 0 || fflush(fp) != 0 || ferror(fp))
-		goto fail;
-	if (fsync(fileno(fp)) != 0)
-		goto fail;
-	saved = fclose(fp);
-	fp = NULL;
-	if (saved != 0 || rename(tmp, target) != 0)
-		goto fail;
-	free(tmp);
-	return 0;
-fail:
-	saved = errno ? errno : EIO;
-	if (fp != NULL)
-		fclose(fp);
-	if (fd != -1)
-		close(fd);
-	unlink(tmp);
-	free(tmp);
-	errno = saved;
-	return -1;
-}
-
+/* Run FN into PATH, atomically (see output_write_file). */
 int
 report_write_file(const char *path, report_write_fn fn, void *arg,
     char *err, size_t errlen)
 {
-	struct stat st;
-	char *real = NULL;
-	const char *target = path;
-	FILE *fp;
-	int rc;
-
-	if (strcmp(path, "-") == 0) {
-		errno = 0;
-		rc = fn(stdout, arg);
-		if (rc == 0 && (fflush(stdout) != 0 || ferror(stdout)))
-			rc = -1;
-		if (rc != 0) {
-			report_error(err, errlen, "cannot write to standard "
-			    "output: %s", strerror(errno ? errno : EIO));
-			clearerr(stdout);
-		}
-		return rc;
-	}
-	/* Replace what a symlink points at, not the link itself. */
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
-	    (real = realpath(path, NULL)) != NULL)
-		target = real;
-	if (stat(target, &st) == 0 && S_ISDIR(st.st_mode)) {
-		errno = EISDIR;
-		rc = -1;
-	} else if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
-		/* A device or FIFO: write straight into it. */
-		fp = fopen(target, "w");
-		rc = -1;
-		if (fp != NULL) {
-			errno = 0;
-			rc = fn(fp, arg);
-			if (fclose(fp) != 0)
-				rc = -1;
-		}
-	} else
-		rc = report_write_atomic(target, fn, arg);
-	if (rc != 0)
-		report_error(err, errlen, "cannot write '%s': %s", path,
-		    strerror(errno ? errno : EIO));
-	free(real);
-	return rc;
+	return output_write_file(path, fn, arg, err, errlen);
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "output.h"
 #include "profile.h"
 
 /* --- filters --- */
@@ -158,7 +159,7 @@ int report_tree_write(const struct report_tree *t, FILE *fp,
 /* --- output --- */
 
 /* Writes a whole output to FP; 0, or -1 with errno set. */
-typedef int (*report_write_fn)(FILE *fp, void *arg);
+typedef output_write_fn report_write_fn;
 
 /*
  * Run FN into PATH ("-" is stdout): a regular file is written beside the
