@@ -124,19 +124,8 @@ static int
 record_vm_start(void *arg)
 {
 	struct record *r = arg;
-	char err[256];
 
-	if (sampler_start(&r->cfg, err, sizeof err) != 0) {
-		fprintf(stderr, "rperf record: %s\n", err);
-		return -1;
-	}
-	if (script_procs_start(&r->procs, err, sizeof err) != 0) {
-		fprintf(stderr, "rperf record: %s\n", err);
-		profile_free(sampler_stop(NULL));
-		return -1;
-	}
-	script_add_comments(&r->script);
-	return 0;
+	return script_start("record", &r->cfg, &r->procs, &r->script);
 }
 
 /* VM ready hook: the script is about to run. */

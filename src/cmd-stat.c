@@ -343,19 +343,8 @@ static int
 stat_vm_start(void *arg)
 {
 	struct stat *st = arg;
-	char err[256];
 
-	if (sampler_start(&st->cfg, err, sizeof err) != 0) {
-		fprintf(stderr, "rperf stat: %s\n", err);
-		return -1;
-	}
-	if (script_procs_start(&st->procs, err, sizeof err) != 0) {
-		fprintf(stderr, "rperf stat: %s\n", err);
-		profile_free(sampler_stop(NULL));
-		return -1;
-	}
-	script_add_comments(&st->script);
-	return 0;
+	return script_start("stat", &st->cfg, &st->procs, &st->script);
 }
 
 /* Write all of BUF to FD. */

@@ -285,3 +285,23 @@ script_procs_release(struct script_procs *sp)
 	if (getpid() == sp->root)
 		session_remove(&sp->session);
 }
+
+/* The VM start hook of a script command: sampler, session, comments. */
+int
+script_start(const char *cmd, const struct sampler_config *cfg, struct script_procs *sp,
+    const struct script_argv *s)
+{
+	char err[512];
+
+	if (sampler_start(cfg, err, sizeof err) != 0) {
+		fprintf(stderr, "rperf %s: %s\n", cmd, err);
+		return -1;
+	}
+	if (script_procs_start(sp, err, sizeof err) != 0) {
+		fprintf(stderr, "rperf %s: %s\n", cmd, err);
+		profile_free(sampler_stop(NULL));
+		return -1;
+	}
+	script_add_comments(s);
+	return 0;
+}
