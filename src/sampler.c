@@ -327,6 +327,24 @@ sampler_capture_other(struct sampler_thread *td)
 	td->depth = depth;
 }
 
+/*
+ * Capture TD's stack (SELF: TD is the current thread) for billing the
+ * rest of its time; where no Ruby frame is left (a thread's end, the end
+ * proc at stop), the last stack it was seen with is billed instead.
+ */
+static void
+sampler_capture_or_keep(struct sampler_thread *td, int self)
+{
+	int depth = td->depth;
+
+	if (self)
+		sampler_capture(td);
+	else
+		sampler_capture_other(td);
+	if (td->depth == 0)
+		td->depth = depth;
+}
+
 /* ------------------------------------------------------------------ */
 /* Threads                                                            */
 /* ------------------------------------------------------------------ */
@@ -602,11 +620,7 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 	if (td == NULL)
 		return;
 	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building)) {
-		int depth = td->depth;
-
-		sampler_capture(td);
-		if (td->depth == 0)
-			td->depth = depth;	/* frames gone: bill the last stack */
+		sampler_capture_or_keep(td, 1);
 		sampler_bill_rest(td, sampler_clock_self(td));
 	}
 	sampler_thread_save_name(td);
@@ -1388,10 +1402,10 @@ sampler_stop(struct sampler_stats *stats)
 	if (was_armed) {
 		for (td = sampler.threads; td != NULL; td = td->next) {
 			if (td->thread == current) {
-				sampler_capture(td);
+				sampler_capture_or_keep(td, 1);
 				sampler_bill_rest(td, sampler_clock_self(td));
 			} else {
-				sampler_capture_other(td);
+				sampler_capture_or_keep(td, 0);
 				sampler_bill_rest(td, sampler_clock(td));
 			}
 		}

@@ -35,6 +35,12 @@ test_expect_success 'the hot method dominates the text report' '
 	test_grep "Object#spin" top
 '
 
+test_expect_success 'the time after the last sample is billed to the last stack, not to none' '
+	"$RPERF" record -q --format folded -o end.folded -e "def a = 300_000.times.sum; a" &&
+	test_grep "Object#a" end.folded &&
+	test_grep ! "^\[unknown\] " end.folded
+'
+
 test_expect_success 'no GVL samples in cpu mode' '
 	"$RPERF" record -q -o s.folded "$FIXTURES/sleeper.rb" 0.3 &&
 	test_grep ! "GVL" s.folded
