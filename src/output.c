@@ -277,7 +277,26 @@ profile_write_file(const struct profile *p, const char *path,
 	return output_write_file(path, output_profile_fn, &a, err, errlen);
 }
 
-/* Read all of FD (at most PROFILE_READ_MAX bytes) into *BUF. */
+/*
+ * Whether a file starting with byte C can be a profile at all: gzip
+ * (0x1f), a protobuf Profile's first key (a field from 1 to 14 with wire
+ * type 0 or 2), or text.  Lets a device or a large foreign file be
+ * refused at its first byte rather than read whole.
+ */
+static int
+output_plausible(uint8_t c)
+{
+	unsigned field = c >> 3, wire = c & 7;
+
+	if (c == 0x1f)
+		return 1;
+	if (field >= 1 && field <= 14 && (wire == 0 || wire == 2))
+		return 1;
+	return c >= 0x20 || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* Read all of FD (at most PROFILE_READ_MAX bytes) into *BUF; -2 when
+ * its first byte already shows it is no profile. */
 static int
 output_slurp(int fd, uint8_t **buf, size_t *len)
 {
@@ -314,6 +333,10 @@ output_slurp(int fd, uint8_t **buf, size_t *len)
 		}
 		if (n == 0)
 			break;
+		if (used == 0 && !output_plausible(b[0])) {
+			free(b);
+			return -2;
+		}
 		used += (size_t)n;
 	}
 	*buf = b;
@@ -430,7 +453,7 @@ profile_read_format(const char *path, enum profile_format *fmt, char *err,
 	struct profile *p;
 	uint8_t *buf;
 	size_t len;
-	int fd, stdin_ = strcmp(path, "-") == 0;
+	int fd, rc, stdin_ = strcmp(path, "-") == 0;
 
 	if (fmt != NULL)
 		*fmt = PROFILE_FORMAT_NONE;
@@ -440,8 +463,10 @@ profile_read_format(const char *path, enum profile_format *fmt, char *err,
 		    strerror(errno));
 		return NULL;
 	}
-	if (output_slurp(fd, &buf, &len) != 0) {
-		if (errno == EFBIG)
+	if ((rc = output_slurp(fd, &buf, &len)) != 0) {
+		if (rc == -2)
+			error_set(err, errlen, "'%s' is not a pprof or folded profile", path);
+		else if (errno == EFBIG)
 			error_set(err, errlen, "'%s' is too large (more "
 			    "than %zu MiB)", path, PROFILE_READ_MAX >> 20);
 		else

@@ -77,7 +77,9 @@ test_expect_success 'bad input to report: one line, status 1' '
 	test_grep "cut.pb.gz" err && test_line_count 1 err &&
 	: >empty.data &&
 	test_expect_code 1 "$RPERF" report empty.data 2>err &&
-	test_grep "empty" err
+	test_grep "empty" err &&
+	test_expect_code 1 timeout 10 "$RPERF" report /dev/zero 2>err &&
+	test_grep "^rperf report: ./dev/zero. is not a pprof or folded profile$" err
 '
 
 test_expect_success 'an empty profile is reported as empty' '
