@@ -279,18 +279,20 @@ profile_write_file(const struct profile *p, const char *path,
 
 /*
  * Whether a file starting with byte C can be a profile at all: gzip
- * (0x1f), a protobuf Profile's first key (a field from 1 to 14 with wire
- * type 0 or 2), or text.  Lets a device or a large foreign file be
- * refused at its first byte rather than read whole.
+ * (0x1f), the first byte of a protobuf key (a field number from 1, any
+ * wire type protobuf still uses: 0, 1, 2 or 5; fields the Profile message
+ * does not know are allowed, as protobuf allows them), or text.  Lets a
+ * device or a large foreign file be refused at its first byte rather than
+ * read whole.
  */
 static int
 output_plausible(uint8_t c)
 {
-	unsigned field = c >> 3, wire = c & 7;
+	unsigned wire = c & 7;
 
 	if (c == 0x1f)
 		return 1;
-	if (field >= 1 && field <= 14 && (wire == 0 || wire == 2))
+	if (c >= 8 && (wire == 0 || wire == 1 || wire == 2 || wire == 5))
 		return 1;
 	return c >= 0x20 || c == '\t' || c == '\n' || c == '\r';
 }
