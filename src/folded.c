@@ -18,16 +18,6 @@
 #include "folded.h"
 #include "xmalloc.h"
 
-/* The VM-state pseudo-frames: label key and value, and the frame text. */
-static const struct {
-	const char *key, *value, *frame;
-} folded_states[] = {
-	{ "%GVL", "blocked", "[GVL blocked]" },
-	{ "%GVL", "wait", "[GVL wait]" },
-	{ "%GC", "mark", "[GC marking]" },
-	{ "%GC", "sweep", "[GC sweeping]" },
-};
-#define FOLDED_NSTATES (sizeof folded_states / sizeof folded_states[0])
 
 /* The label keys in the order their pseudo-frames are written. */
 static const char *const folded_state_keys[] = { "%GVL", "%GC" };
@@ -50,8 +40,8 @@ folded_frame_name(const char *name)
 		return xstrdup("[unknown]");
 	s = xstrdup(name);
 	/* A real frame must not read back as a VM-state pseudo-frame. */
-	for (i = 0; i < FOLDED_NSTATES; i++) {
-		if (strcmp(s, folded_states[i].frame) == 0) {
+	for (i = 0; i < PROFILE_NSTATES; i++) {
+		if (strcmp(s, profile_states[i].frame) == 0) {
 			s[0] = '(';
 			s[strlen(s) - 1] = ')';
 		}
@@ -73,10 +63,10 @@ folded_state_frame(const struct profile *p, const struct profile_sample *s,
 
 	if (value == NULL)
 		return NULL;
-	for (i = 0; i < FOLDED_NSTATES; i++) {
-		if (strcmp(folded_states[i].key, key) == 0 &&
-		    strcmp(folded_states[i].value, value) == 0)
-			return folded_states[i].frame;
+	for (i = 0; i < PROFILE_NSTATES; i++) {
+		if (strcmp(profile_states[i].key, key) == 0 &&
+		    strcmp(profile_states[i].value, value) == 0)
+			return profile_states[i].frame;
 	}
 	return NULL;
 }
@@ -255,23 +245,23 @@ folded_take_states(struct profile *p, const char **frames, size_t *lens,
 	int taken[2] = { 0, 0 };
 
 	while (nframes > 0) {
-		for (i = 0; i < FOLDED_NSTATES; i++) {
-			flen = strlen(folded_states[i].frame);
+		for (i = 0; i < PROFILE_NSTATES; i++) {
+			flen = strlen(profile_states[i].frame);
 			if (lens[nframes - 1] == flen &&
-			    memcmp(frames[nframes - 1], folded_states[i].frame,
+			    memcmp(frames[nframes - 1], profile_states[i].frame,
 			    flen) == 0)
 				break;
 		}
-		if (i == FOLDED_NSTATES)
+		if (i == PROFILE_NSTATES)
 			break;
-		k = folded_states[i].key[2] == 'V' ? 0 : 1;
+		k = profile_states[i].key[2] == 'V' ? 0 : 1;
 		if (taken[k])
 			break;
 		taken[k] = 1;
 		memset(&labels[*nlabels], 0, sizeof labels[*nlabels]);
-		labels[*nlabels].key = profile_intern(p, folded_states[i].key);
+		labels[*nlabels].key = profile_intern(p, profile_states[i].key);
 		labels[*nlabels].str = profile_intern(p,
-		    folded_states[i].value);
+		    profile_states[i].value);
 		(*nlabels)++;
 		nframes--;
 	}

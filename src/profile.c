@@ -41,6 +41,13 @@ struct profile_function_key {
 	int64_t start_line;
 };
 
+const struct profile_state profile_states[PROFILE_NSTATES] = {
+	{ "%GVL", "blocked", "[GVL blocked]", "GVL blocked (%GVL=blocked)" },
+	{ "%GVL", "wait", "[GVL wait]", "GVL wait (%GVL=wait)" },
+	{ "%GC", "mark", "[GC marking]", "GC marking (%GC=mark)" },
+	{ "%GC", "sweep", "[GC sweeping]", "GC sweeping (%GC=sweep)" },
+};
+
 /* Finalise a 64-bit value into a well-mixed hash (splitmix64). */
 static uint64_t
 profile_mix(uint64_t x)

@@ -15,6 +15,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The VM states rperf labels samples with, in the order every report
+ * shows them: the label (key and value), the pseudo-frame that stands for
+ * it in folded stacks and trees, and the title of the text report.
+ */
+struct profile_state {
+	const char *key, *value, *frame, *title;
+};
+#define PROFILE_NSTATES 4
+extern const struct profile_state profile_states[PROFILE_NSTATES];
+
 /* Ids are 1-based indexes into their table; 0 means "none". */
 typedef uint32_t str_id;	/* index into strings; 0 is "" */
 

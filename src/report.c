@@ -25,16 +25,6 @@
 #include "report.h"
 #include "xmalloc.h"
 
-/* The pseudo-frames, in string id order (ids 1 to 4 of a tree's names). */
-static const struct {
-	const char *key, *value, *frame;
-} report_states[] = {
-	{ "%GVL", "blocked", "[GVL blocked]" },
-	{ "%GVL", "wait", "[GVL wait]" },
-	{ "%GC", "mark", "[GC marking]" },
-	{ "%GC", "sweep", "[GC sweeping]" },
-};
-#define REPORT_NSTATES (sizeof report_states / sizeof report_states[0])
 
 /* The child index: (parent, name) keys and their node ids; id 0 is an
  * empty slot.  Keys live in the slots so probing never touches nodes. */
@@ -571,8 +561,8 @@ report_tree_new(void)
 
 	t->names = profile_new();
 	/* The states take ids 1 to 4, as report_tree_kind() expects. */
-	for (i = 0; i < REPORT_NSTATES; i++)
-		profile_intern(t->names, report_states[i].frame);
+	for (i = 0; i < PROFILE_NSTATES; i++)
+		profile_intern(t->names, profile_states[i].frame);
 	t->index = xcalloc(1, sizeof(struct report_index));
 	t->cap = 1024;
 	t->nodes = xcalloc(t->cap, sizeof *t->nodes);
@@ -599,7 +589,7 @@ report_tree_free(struct report_tree *t)
 enum report_kind
 report_tree_kind(uint32_t name)
 {
-	if (name >= 1 && name <= REPORT_NSTATES)
+	if (name >= 1 && name <= PROFILE_NSTATES)
 		return (enum report_kind)name;
 	return REPORT_KIND_FRAME;
 }
@@ -624,8 +614,8 @@ report_tree_names(struct report_tree *t, const struct profile *p)
 		if (*name == '\0')
 			name = "[unknown]";
 		/* A real frame must not pass for a VM state, nor the root. */
-		for (k = 0; k < REPORT_NSTATES; k++) {
-			if (strcmp(name, report_states[k].frame) == 0) {
+		for (k = 0; k < PROFILE_NSTATES; k++) {
+			if (strcmp(name, profile_states[k].frame) == 0) {
 				alt = xstrdup(name);
 				alt[0] = '(';
 				alt[strlen(alt) - 1] = ')';
@@ -661,10 +651,10 @@ report_state_frames(const struct profile *p, const struct profile_sample *s,
 		else if (strcmp(key, "%GC") == 0 && gc == NULL)
 			gc = profile_str(p, l[i].str);
 	}
-	for (k = 0; k < REPORT_NSTATES; k++) {
-		const char *v = report_states[k].key[2] == 'V' ? gvl : gc;
+	for (k = 0; k < PROFILE_NSTATES; k++) {
+		const char *v = profile_states[k].key[2] == 'V' ? gvl : gc;
 
-		if (v != NULL && strcmp(v, report_states[k].value) == 0)
+		if (v != NULL && strcmp(v, profile_states[k].value) == 0)
 			out[n++] = (uint32_t)(k + 1);
 	}
 	return n;

@@ -52,7 +52,8 @@
 #include "sampler.h"
 #include "xmalloc.h"
 
-/* The VM state a sample was taken in; stored in the stack key. */
+/* The VM state a sample was taken in; stored in the stack key.  Past
+ * STATE_NORMAL, in the order of profile_states (STATE_x is index x - 1). */
 enum sampler_state {
 	STATE_NORMAL,
 	STATE_GVL_BLOCKED,
@@ -1192,8 +1193,6 @@ sampler_emit(struct profile *p, uint64_t *cache, struct sampler_label_ctx *lc,
     const struct agg_stack *e, int64_t count, int64_t weight, int64_t time_ns,
     int with_time)
 {
-	static const char *const state_key[] = { NULL, "%GVL", "%GVL", "%GC", "%GC" };
-	static const char *const state_val[] = { NULL, "blocked", "wait", "mark", "sweep" };
 	uint64_t locs[SAMPLER_MAX_DEPTH];
 	int64_t values[2];
 	const char *tname;
@@ -1206,7 +1205,8 @@ sampler_emit(struct profile *p, uint64_t *cache, struct sampler_label_ctx *lc,
 	if ((tname = sampler_thread_name(e->thread)) != NULL)
 		sampler_add_label(lc, "thread_name", tname);
 	if (e->state != STATE_NORMAL)
-		sampler_add_label(lc, state_key[e->state], state_val[e->state]);
+		sampler_add_label(lc, profile_states[e->state - 1].key,
+		    profile_states[e->state - 1].value);
 	if (e->label_set != 0)
 		rperf_module_each_label(e->label_set, sampler_add_label, lc);
 	if (with_time)

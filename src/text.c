@@ -42,16 +42,6 @@ struct text_unit {
 	const char *suffix;	/* column header suffix: "ms", "", unit */
 };
 
-/* The VM states of the breakdown, in print order. */
-static const struct {
-	const char *key, *value, *title;
-} text_states[] = {
-	{ "%GVL", "blocked", "GVL blocked (%GVL=blocked)" },
-	{ "%GVL", "wait", "GVL wait (%GVL=wait)" },
-	{ "%GC", "mark", "GC marking (%GC=mark)" },
-	{ "%GC", "sweep", "GC sweeping (%GC=sweep)" },
-};
-#define TEXT_NSTATES (sizeof text_states / sizeof text_states[0])
 
 /* Format V with thousands separators into BUF. */
 static char *
@@ -356,8 +346,8 @@ static void
 text_states_table(const struct profile *p, FILE *fp, size_t vi,
     const struct text_unit *u, int64_t total)
 {
-	int64_t sums[TEXT_NSTATES + 2] = { 0 };
-	const char *titles[TEXT_NSTATES + 2];
+	int64_t sums[PROFILE_NSTATES + 2] = { 0 };
+	const char *titles[PROFILE_NSTATES + 2];
 	char buf[64], pct[32], head[64];
 	size_t i, k, vw;
 	int any = profile_comment_value(p, "rperf") != NULL;
@@ -371,13 +361,13 @@ text_states_table(const struct profile *p, FILE *fp, size_t vi,
 		k = 0;		/* normal execution */
 		if (gvl != NULL || gc != NULL) {
 			any = 1;
-			k = TEXT_NSTATES + 1;	/* other */
-			for (size_t t = 0; t < TEXT_NSTATES; t++) {
-				const char *v = text_states[t].key[2] == 'V' ?
+			k = PROFILE_NSTATES + 1;	/* other */
+			for (size_t t = 0; t < PROFILE_NSTATES; t++) {
+				const char *v = profile_states[t].key[2] == 'V' ?
 				    gvl : gc;
 
 				if (v != NULL &&
-				    strcmp(v, text_states[t].value) == 0) {
+				    strcmp(v, profile_states[t].value) == 0) {
 					k = t + 1;
 					break;
 				}
@@ -388,21 +378,21 @@ text_states_table(const struct profile *p, FILE *fp, size_t vi,
 	if (!any)
 		return;
 	titles[0] = "normal execution";
-	for (k = 0; k < TEXT_NSTATES; k++)
-		titles[k + 1] = text_states[k].title;
-	titles[TEXT_NSTATES + 1] = "other VM state";
+	for (k = 0; k < PROFILE_NSTATES; k++)
+		titles[k + 1] = profile_states[k].title;
+	titles[PROFILE_NSTATES + 1] = "other VM state";
 
 	text_value_head(head, sizeof head, u);
 	vw = strlen(head);
-	for (k = 0; k < TEXT_NSTATES + 2; k++) {
+	for (k = 0; k < PROFILE_NSTATES + 2; k++) {
 		text_fmt_value(buf, sizeof buf, u, sums[k]);
 		if (strlen(buf) > vw)
 			vw = strlen(buf);
 	}
 	fprintf(fp, "\nVM state:\n");
 	fprintf(fp, "  %*s  %6s  %s\n", (int)vw, head, "%", "State");
-	for (k = 0; k < TEXT_NSTATES + 2; k++) {
-		if (k == TEXT_NSTATES + 1 && sums[k] == 0)
+	for (k = 0; k < PROFILE_NSTATES + 2; k++) {
+		if (k == PROFILE_NSTATES + 1 && sums[k] == 0)
 			continue;
 		fprintf(fp, "  %*s  %6s  %s\n", (int)vw,
 		    text_fmt_value(buf, sizeof buf, u, sums[k]),
