@@ -354,11 +354,5 @@ folded_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(folded_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tu_run(folded_suite());
 }

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <check.h>
+
 #include "profile.h"
 #include "xmalloc.h"
 
@@ -282,6 +284,19 @@ tu_each_file(const char *subdir, void (*fn)(const char *, const uint8_t *,
 	closedir(d);
 	free(dir);
 	return n;
+}
+
+/* Run suite S; the exit status of a test program. */
+static inline int
+tu_run(Suite *s)
+{
+	SRunner *sr = srunner_create(s);
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
 #endif
