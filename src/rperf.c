@@ -14,6 +14,7 @@
 #include "config.h"
 #include "cmd.h"
 #include "vm.h"
+#include "xmalloc.h"
 
 /* The one-paragraph overview printed by "rperf --help". */
 static void
@@ -99,8 +100,16 @@ main(int argc, char **argv)
 {
 	const struct cmd_entry *e;
 	const char *name;
+	char **args;
+	int i;
 
+	/* rperf works on a copy: the process's own argument strings are
+	 * where the embedded ruby lays out its argv (see vm.c). */
 	vm_save_process_args(argc, argv);
+	args = xcalloc((size_t)argc + 1, sizeof *args);
+	for (i = 0; i < argc; i++)
+		args[i] = xstrdup(argv[i]);
+	argv = args;
 	if (argc < 2) {
 		rperf_print_help(stderr);
 		return RPERF_EXIT_USAGE;

@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <locale.h>
 #include <unistd.h>
 
 #include <ruby.h>
 #include <ruby/version.h>
 
 #include "vm.h"
+#include "xmalloc.h"
 
 struct vm_state {
 	const struct vm_hooks *hooks;
@@ -26,16 +28,113 @@ struct vm_state {
 	int finish_failed;	/* it could not save its results */
 };
 
+extern char **environ;
+
 static int vm_process_argc;
 static char **vm_process_argv;
 static struct vm_state vm_state;
+/* Empty strings put in front of environ so that Ruby sees the argument
+ * area and the environment as one (see vm_place_args); taken out again
+ * once Ruby has copied environ. */
+static int vm_env_padding;
 
-/* Remember the process's own argv for ruby_sysinit (setproctitle). */
+/* Remember the process's own argv: its strings are where ruby's go. */
 void
 vm_save_process_args(int argc, char **argv)
 {
 	vm_process_argc = argc;
 	vm_process_argv = argv;
+}
+
+/* The end of the process's argument strings, when they lie one after
+ * another as the kernel puts them; NULL otherwise. */
+static char *
+vm_process_args_end(void)
+{
+	char *end;
+	int i;
+
+	if (vm_process_argc < 1 || vm_process_argv == NULL)
+		return NULL;
+	end = vm_process_argv[0];
+	for (i = 0; i < vm_process_argc; i++) {
+		if (vm_process_argv[i] != end)
+			return NULL;
+		end += strlen(end) + 1;
+	}
+	return end;
+}
+
+/*
+ * Copy ARGC strings of ARGV into the process's argument area, one after
+ * the other from its start, and return an argv pointing at them: what
+ * ruby's main() hands Ruby.  The rest of the area (rperf's own words,
+ * always longer than "ruby") is zeroed; it is then bridged to the
+ * environment strings that follow it by one empty string per byte in
+ * front of environ, so Ruby's setproctitle finds one contiguous area as
+ * long as ruby's would be and a long title is cut where ruby cuts it.
+ * With no usable area (not contiguous, too small) the strings go into a
+ * block of our own: a title is then kept to that block, never written
+ * past it.  The argv strings must not point into the area (main copies).
+ */
+static char **
+vm_place_args(int argc, char **argv)
+{
+	char **out = xcalloc((size_t)argc + 1, sizeof *out);
+	char *start = vm_process_argv ? vm_process_argv[0] : NULL;
+	char *end = vm_process_args_end();
+	size_t need = 0;
+	char *p;
+	int i;
+
+	for (i = 0; i < argc; i++)
+		need += strlen(argv[i]) + 1;
+	if (end == NULL || need > (size_t)(end - start)) {
+		start = xmalloc(need);
+		end = start + need;
+	}
+	p = start;
+	for (i = 0; i < argc; i++) {
+		size_t n = strlen(argv[i]) + 1;
+
+		memcpy(p, argv[i], n);
+		out[i] = p;
+		p += n;
+	}
+	memset(p, 0, (size_t)(end - p));
+
+	if (environ != NULL && environ[0] == end && p < end) {
+		size_t pad = (size_t)(end - p), nenv = 0, k;
+		char **env;
+
+		while (environ[nenv] != NULL)
+			nenv++;
+		env = xcalloc(pad + nenv + 1, sizeof *env);
+		/* The string before the first pad byte ends at p - 1, so
+		 * the pad strings start at p. */
+		for (k = 0; k < pad; k++)
+			env[k] = p + k;
+		memcpy(env + pad, environ, nenv * sizeof *env);
+		environ = env;
+		vm_env_padding = 1;
+	}
+	return out;
+}
+
+/* Take the bridging empty strings out of the environ Ruby made, so
+ * that no child process inherits them. */
+static void
+vm_drop_env_padding(void)
+{
+	char **r, **w;
+
+	if (!vm_env_padding || environ == NULL)
+		return;
+	for (r = w = environ; *r != NULL; r++)
+		if (**r != '\0')
+			*w++ = *r;
+	*w = NULL;
+	vm_env_padding = 0;
 }
 
 /* Body of the end proc, run under rb_protect. */
@@ -102,9 +201,9 @@ vm_run(int argc, char **argv, const struct vm_hooks *hooks)
 	int status = 0;
 	void *node;
 
-	if (vm_process_argv == NULL)
-		vm_save_process_args(argc, argv);
-	ruby_sysinit(&vm_process_argc, &vm_process_argv);
+	setlocale(LC_CTYPE, "");
+	argv = vm_place_args(argc, argv);
+	ruby_sysinit(&argc, &argv);
 	{
 		RUBY_INIT_STACK;
 		ruby_init();
@@ -119,6 +218,7 @@ vm_run(int argc, char **argv, const struct vm_hooks *hooks)
 		rb_define_global_function("exit!", vm_exit_bang, -1);
 		rb_define_module_function(rb_mProcess, "exit!", vm_exit_bang, -1);
 		node = ruby_options(argc, argv);
+		vm_drop_env_padding();
 		vm_state.ran = ruby_executable_node(node, &status);
 		if (vm_state.ran && hooks->ready != NULL)
 			hooks->ready(hooks->arg);
