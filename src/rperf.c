@@ -98,9 +98,9 @@ rperf_finish_stdout(int status)
 int
 main(int argc, char **argv)
 {
+	static char **args;	/* static: kept until exit, like argv */
 	const struct cmd_entry *e;
 	const char *name;
-	char **args;
 	int i;
 
 	/* rperf works on a copy: the process's own argument strings are
