@@ -1,0 +1,57 @@
+# real-lib.sh: real programs nobody here wrote, for the integration tests.
+#
+#   . "$TEST_SRCDIR/real-lib.sh"
+#   inc=$(real_ruby_libs ruby-sidekiq ruby-redis) || exit 1   # -I options
+#   port=$(free_port)
+#
+# Debian's pure-Ruby library packages are fetched with apt-get download
+# (never installed: a Debian ruby on the machine would change how Ruby's
+# own build behaves) and unpacked with dpkg -x into a directory shared by
+# the tests of one build tree.
+
+REAL_DEBS="${TEST_BUILDDIR:-${TMPDIR:-/tmp}}/real-debs"
+
+# Print -I options for the lib directories of the named Debian packages,
+# downloading and unpacking those not there yet.
+real_ruby_libs() {
+	mkdir -p "$REAL_DEBS/root" || return 1
+	for _pkg in "$@"; do
+		if [ ! -f "$REAL_DEBS/$_pkg.unpacked" ]; then
+			(cd "$REAL_DEBS" && rm -f "${_pkg}"_*.deb &&
+				apt-get download -q "$_pkg" >/dev/null 2>&1 &&
+				dpkg -x "${_pkg}"_*.deb root) || {
+				echo "real-lib: cannot fetch Debian package '$_pkg'" >&2
+				return 1
+			}
+			touch "$REAL_DEBS/$_pkg.unpacked"
+		fi
+	done
+	for _lib in "$REAL_DEBS"/root/usr/share/rubygems-integration/all/gems/*/lib \
+		"$REAL_DEBS"/root/usr/lib/ruby/vendor_ruby; do
+		[ -d "$_lib" ] && printf -- '-I%s ' "$_lib"
+	done
+	echo
+}
+
+# The bin directory of an unpacked gem, e.g. real_gem_bin sidekiq.
+real_gem_bin() {
+	for _d in "$REAL_DEBS"/root/usr/share/rubygems-integration/all/gems/"$1"-*/bin; do
+		[ -d "$_d" ] && { echo "$_d"; return 0; }
+	done
+	return 1
+}
+
+# A TCP port on 127.0.0.1 that was free a moment ago.
+free_port() {
+	"$RUBY" -rsocket -e 's = TCPServer.new("127.0.0.1", 0); puts s.addr[1]; s.close'
+}
+
+# Wait up to $2 tenths of a second for the command $1 to succeed.
+wait_for() {
+	_n=0
+	while ! eval "$1" >/dev/null 2>&1; do
+		_n=$((_n + 1))
+		[ "$_n" -ge "$2" ] && return 1
+		sleep 0.1
+	done
+}
