@@ -272,11 +272,11 @@ cpuclock_perf_open(struct cpuclock *c)
 	if (fd < 0)
 		return -1;
 	page = mmap(NULL, (size_t)pagesize, PROT_READ, MAP_SHARED, fd, 0);
-	if (page == MAP_FAILED) {
-		close(fd);
+	/* The mapping keeps the event alive.  Holding no descriptor keeps
+	 * the script's file descriptor numbers what they are under ruby. */
+	close(fd);
+	if (page == MAP_FAILED)
 		return -1;
-	}
-	c->fd = fd;
 	c->page = page;
 	return 0;
 }
@@ -290,7 +290,6 @@ cpuclock_open(struct cpuclock *c)
 
 	(void)pthread_once(&cpuclock_once, cpuclock_init);
 	memset(c, 0, sizeof *c);
-	c->fd = -1;
 	c->kind = CPUCLOCK_SYSCALL;
 	c->forks = __atomic_load_n(&cpuclock_forks, __ATOMIC_RELAXED);
 	c->anchor_lock = 1;	/* odd: never a settled lock value */
@@ -367,17 +366,14 @@ cpuclock_kind_name(const struct cpuclock *c)
 	}
 }
 
-/* Release C's fd and page (in a fork child, only the fd: the page was not
- * copied, and munmap would free whatever now lives at its address). */
+/* Release C's page (not in a fork child: the page was not copied, and
+ * munmap would free whatever now lives at its address). */
 void
 cpuclock_close(struct cpuclock *c)
 {
 	if (c->page != NULL &&
 	    c->forks == __atomic_load_n(&cpuclock_forks, __ATOMIC_RELAXED))
 		munmap(c->page, (size_t)sysconf(_SC_PAGESIZE));
-	if (c->fd >= 0)
-		close(c->fd);
 	c->page = NULL;
-	c->fd = -1;
 	c->kind = CPUCLOCK_SYSCALL;
 }

@@ -44,7 +44,6 @@ enum cpuclock_kind {
 };
 
 struct cpuclock {
-	int fd;			/* the task-clock perf event, or -1 */
 	void *page;		/* its mapped struct perf_event_mmap_page */
 	enum cpuclock_kind kind;
 	unsigned forks;		/* fork generation of the opener */
@@ -74,7 +73,7 @@ int64_t cpuclock_read(struct cpuclock *c);
 int cpuclock_fast(const struct cpuclock *c);
 /* "tsc", "switch" or "syscall", for --version and tests. */
 const char *cpuclock_kind_name(const struct cpuclock *c);
-/* Release C's fd and page; C reads by system call afterwards. */
+/* Release C's page; C reads by system call afterwards. */
 void cpuclock_close(struct cpuclock *c);
 
 #endif
