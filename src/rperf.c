@@ -95,6 +95,17 @@ rperf_finish_stdout(int status)
 	return status;
 }
 
+#ifdef __SANITIZE_ADDRESS__
+/* As ruby's own ASan builds do: Ruby gives each thread its own signal
+ * stack, and ASan's would be unmapped twice at a thread's end. */
+const char *__asan_default_options(void);
+const char *
+__asan_default_options(void)
+{
+	return "use_sigaltstack=0";
+}
+#endif
+
 int
 main(int argc, char **argv)
 {

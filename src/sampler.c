@@ -276,8 +276,10 @@ sampler_record(struct sampler_thread *td, int64_t weight, int state)
 		b->lines = xrealloc(b->lines, cap * sizeof *b->lines);
 		b->frames_cap = cap;
 	}
-	memcpy(b->frames + b->nframes, td->stack, td->depth * sizeof(VALUE));
-	memcpy(b->lines + b->nframes, td->lines, td->depth * sizeof(int));
+	if (td->depth > 0) {	/* the buffers may still be NULL */
+		memcpy(b->frames + b->nframes, td->stack, td->depth * sizeof(VALUE));
+		memcpy(b->lines + b->nframes, td->lines, td->depth * sizeof(int));
+	}
 	s = &b->samples[b->nsamples++];
 	s->frame_off = b->nframes;
 	s->depth = td->depth;
