@@ -65,6 +65,7 @@ enc.rb
 -e 'exec "echo", "from exec"'
 -e 'puts $0 = "renamed"; p $0'
 child_env.rb
+-e 'puts File.read("/proc/self/status").lines.grep(/^Sig(Blk|Ign)/); system("grep -E \"^Sig(Blk|Ign|Cgt)\" /proc/self/status")'
 -e 'p Dir.children("/proc/self/fd").size, File.open("input.txt").fileno, Thread.list.size'
 CASES
 
