@@ -840,6 +840,25 @@ static const rb_data_type_t sampler_wrapper_type = {
 /* Fork                                                               */
 /* ------------------------------------------------------------------ */
 
+/* Before a fork: wait until the worker is out of the tables, where it
+ * allocates, so that no allocator lock is held across the fork by a
+ * thread the child will not have (glibc's malloc guards itself; the
+ * sanitizers' allocators of older compilers do not). */
+static void
+sampler_atfork_prepare(void)
+{
+	if (sampler.started && !sampler.forked)
+		pthread_mutex_lock(&sampler.table_mutex);
+}
+
+/* After a fork, in the parent: let the worker go on. */
+static void
+sampler_atfork_parent(void)
+{
+	if (sampler.started && !sampler.forked)
+		pthread_mutex_unlock(&sampler.table_mutex);
+}
+
 /* In a forked child the timer and worker are gone and the locks may be
  * held by a thread that no longer exists: make them usable, sample nothing. */
 static void
@@ -1012,7 +1031,8 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 		sampler_key_made = 1;
 	}
 	if (!sampler_atfork_set) {
-		pthread_atfork(NULL, NULL, sampler_atfork_child);
+		pthread_atfork(sampler_atfork_prepare, sampler_atfork_parent,
+		    sampler_atfork_child);
 		sampler_atfork_set = 1;
 	}
 	sampler.wrapper = TypedData_Wrap_Struct(0, &sampler_wrapper_type, &sampler);
