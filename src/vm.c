@@ -33,10 +33,10 @@ extern char **environ;
 static int vm_process_argc;
 static char **vm_process_argv;
 static struct vm_state vm_state;
-/* Empty strings put in front of environ so that Ruby sees the argument
- * area and the environment as one (see vm_place_args); taken out again
- * once Ruby has copied environ. */
-static int vm_env_padding;
+/* How many empty strings were put in front of environ so that Ruby sees
+ * the argument area and the environment as one (see vm_place_args);
+ * taken out again once Ruby has copied environ. */
+static size_t vm_env_padding;
 
 /* Remember the process's own argv: its strings are where ruby's go. */
 void
@@ -116,25 +116,28 @@ vm_place_args(int argc, char **argv)
 			env[k] = p + k;
 		memcpy(env + pad, environ, nenv * sizeof *env);
 		environ = env;
-		vm_env_padding = 1;
+		vm_env_padding = pad;
 	}
 	return out;
 }
 
-/* Take the bridging empty strings out of the environ Ruby made, so
- * that no child process inherits them. */
+/* Take the bridging empty strings out of the front of the environ Ruby
+ * copied, so that no child process inherits them (an empty entry of the
+ * user's own, further on, stays as under ruby). */
 static void
 vm_drop_env_padding(void)
 {
-	char **r, **w;
+	size_t i, n = vm_env_padding;
 
-	if (!vm_env_padding || environ == NULL)
-		return;
-	for (r = w = environ; *r != NULL; r++)
-		if (**r != '\0')
-			*w++ = *r;
-	*w = NULL;
 	vm_env_padding = 0;
+	if (n == 0 || environ == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		if (environ[i] == NULL || environ[i][0] != '\0')
+			return;	/* not the array we padded: leave it */
+	for (i = 0; environ[n + i] != NULL; i++)
+		environ[i] = environ[n + i];
+	environ[i] = NULL;
 }
 
 /* Body of the end proc, run under rb_protect. */
