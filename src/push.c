@@ -6,7 +6,10 @@
  * The upload thread is a plain pthread: it never calls Ruby, never holds
  * the GVL and has every signal blocked, so the sampler's timer signals
  * go to the Ruby threads.  push_enqueue() only encodes and takes a mutex
- * for as long as a pointer moves; it never waits for the network.  No
+ * for as long as a pointer moves; it never waits for the network.  What
+ * the queue cannot hold, and what the server refuses, goes to a second
+ * such thread, the spooler, which writes it to the spool directory as it
+ * comes: an interval is either sent or spooled, never dropped unseen.  No
  * message here may carry a secret: URLs are shown without their user
  * info, header values are never printed, and text that comes back from
  * the server or from libcurl is scrubbed of every secret before it is.
@@ -66,8 +69,12 @@ struct push {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct push_queue queue;	/* waiting to be sent */
-	struct push_queue held;		/* refused with a 4xx: spooled at exit */
+	struct push_queue spill;	/* pushed out of the queue or refused
+					 * with a 4xx: for the spooler */
 	struct push_interval *inflight;	/* taken by the thread, not yet sent */
+	pthread_t spooler;		/* writes the spill to the spool dir */
+	int spooler_stop;
+	int spool_failed;	/* an interval could not even be spooled */
 	int stopping;
 	int retry_noted;	/* "retrying" printed since the last success */
 	int last_rejected;	/* the status last reported as refused */
@@ -962,7 +969,7 @@ push_open(const struct push_config *c, char *err, size_t errlen)
 	}
 	p->seed = (unsigned)push_mono_ns() ^ (unsigned)getpid();
 	push_queue_init(&p->queue, p->queue_max);
-	push_queue_init(&p->held, p->queue_max);
+	push_queue_init(&p->spill, p->queue_max);
 	return p;
 fail:
 	push_close(p);
@@ -979,8 +986,8 @@ push_close(struct push *p)
 		push_curl.easy_cleanup(p->curl);
 	if (p->queue.items != NULL)
 		push_queue_release(&p->queue);
-	if (p->held.items != NULL)
-		push_queue_release(&p->held);
+	if (p->spill.items != NULL)
+		push_queue_release(&p->spill);
 	if (p->inflight != NULL) {
 		push_interval_release(p->inflight);
 		free(p->inflight);
@@ -1023,17 +1030,17 @@ push_abstime(int64_t ns)
 	return ts;
 }
 
-/* Keep IV, refused by the server, for the spool (P->lock held). */
+/*
+ * Hand IV to the spooler (P->lock held).  Waits only while the spooler
+ * is a whole queue behind, that is for the disk, never for the network.
+ */
 static void
-push_hold(struct push *p, struct push_interval *iv)
+push_spill(struct push *p, struct push_interval *iv)
 {
-	struct push_interval *old = push_queue_put(&p->held, iv);
-
-	if (old != NULL) {
-		p->stats.dropped++;
-		push_interval_release(old);
-		free(old);
-	}
+	while (p->spill.count == p->spill.cap)
+		pthread_cond_wait(&p->cond, &p->lock);
+	push_queue_put(&p->spill, iv);
+	pthread_cond_broadcast(&p->cond);
 }
 
 /* The upload thread: send the queue in order, retrying with backoff. */
@@ -1076,7 +1083,7 @@ push_thread(void *arg)
 			p->stats.failed++;
 			p->stats.rejected++;
 			p->inflight = NULL;
-			push_hold(p, iv);
+			push_spill(p, iv);
 			if (atoi(err) != p->last_rejected) {
 				p->last_rejected = atoi(err);
 				fprintf(stderr, "rperf: push to '%s' failed: %s\n",
@@ -1109,7 +1116,64 @@ push_thread(void *arg)
 	return NULL;
 }
 
-/* Validate C and start the upload thread. */
+/* Spool IV and say where it went; -1 when it could not be written. */
+static int
+push_spool_one(struct push *p, const struct push_interval *iv)
+{
+	char err[512], *path;
+
+	if (push_spool_write(p->spool_dir, iv, &path, err, sizeof err) != 0) {
+		fprintf(stderr, "rperf: push: could not keep an unsent profile: %s\n",
+		    err);
+		return -1;
+	}
+	fprintf(stderr, "rperf: push: saved an unsent profile to '%s'\n", path);
+	free(path);
+	return 0;
+}
+
+/* Spool IV, count it, and free it; P->lock is not held. */
+static void
+push_spool_keep(struct push *p, struct push_interval *iv)
+{
+	int rc = push_spool_one(p, iv);
+
+	if (p->threaded)
+		pthread_mutex_lock(&p->lock);
+	if (rc == 0)
+		p->stats.spooled++;
+	else
+		p->spool_failed = 1;
+	if (p->threaded)
+		pthread_mutex_unlock(&p->lock);
+	push_interval_release(iv);
+	free(iv);
+}
+
+/* The spooler: write the spill as it comes, until told to stop and empty. */
+static void *
+push_spooler(void *arg)
+{
+	struct push *p = arg;
+	struct push_interval *iv;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (p->spill.count == 0 && !p->spooler_stop)
+			pthread_cond_wait(&p->cond, &p->lock);
+		iv = push_queue_take(&p->spill);
+		if (iv == NULL)
+			break;
+		pthread_cond_broadcast(&p->cond);	/* there is room again */
+		pthread_mutex_unlock(&p->lock);
+		push_spool_keep(p, iv);
+		pthread_mutex_lock(&p->lock);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* Validate C and start the upload and spool threads. */
 struct push *
 push_start(const struct push_config *c, char *err, size_t errlen)
 {
@@ -1130,10 +1194,20 @@ push_start(const struct push_config *c, char *err, size_t errlen)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&p->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	/* The thread inherits this mask: no signal is ever delivered to it. */
+	/* The threads inherit this mask: no signal is ever delivered to them. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&p->thread, NULL, push_thread, p);
+	rc = pthread_create(&p->spooler, NULL, push_spooler, p);
+	if (rc == 0) {
+		rc = pthread_create(&p->thread, NULL, push_thread, p);
+		if (rc != 0) {
+			pthread_mutex_lock(&p->lock);
+			p->spooler_stop = 1;
+			pthread_cond_broadcast(&p->cond);
+			pthread_mutex_unlock(&p->lock);
+			pthread_join(p->spooler, NULL);
+		}
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		error_set(err, errlen, "cannot start the push thread: %s",
@@ -1147,7 +1221,7 @@ push_start(const struct push_config *c, char *err, size_t errlen)
 	return p;
 }
 
-/* Encode PROF and queue it; the oldest waiting interval goes when full. */
+/* Encode PROF and queue it; when full, the oldest waiting one is spooled. */
 void
 push_enqueue(struct push *p, const struct profile *prof, int64_t from_ns,
     int64_t until_ns)
@@ -1179,30 +1253,9 @@ push_enqueue(struct push *p, const struct profile *prof, int64_t from_ns,
 	pthread_mutex_lock(&p->lock);
 	old = push_queue_put(&p->queue, iv);
 	if (old != NULL)
-		p->stats.dropped++;
+		push_spill(p, old);
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
-	if (old != NULL) {
-		push_interval_release(old);
-		free(old);
-	}
-}
-
-/* Spool IV and say where it went; -1 when it could not be written. */
-static int
-push_spool_one(struct push *p, const struct push_interval *iv)
-{
-	char err[512], *path;
-
-	if (push_spool_write(p->spool_dir, iv, &path, err, sizeof err) != 0) {
-		fprintf(stderr, "rperf: push: could not keep an unsent profile: %s\n",
-		    err);
-		return -1;
-	}
-	p->stats.spooled++;
-	fprintf(stderr, "rperf: push: saved an unsent profile to '%s'\n", path);
-	free(path);
-	return 0;
 }
 
 /* Drain for at most timeout_s, then spool what is left, and free P. */
@@ -1227,29 +1280,26 @@ push_finish(struct push *p)
 		pthread_cond_broadcast(&p->cond);
 		pthread_mutex_unlock(&p->lock);
 		pthread_join(p->thread, NULL);
+		/* The uploader may have spilled until it stopped: drain it. */
+		pthread_mutex_lock(&p->lock);
+		p->spooler_stop = 1;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+		pthread_join(p->spooler, NULL);
 		pthread_cond_destroy(&p->cond);
 		pthread_mutex_destroy(&p->lock);
 		p->threaded = 0;
 	}
-	/* Oldest first: what the server refused, the one in flight, the queue. */
-	while ((iv = push_queue_take(&p->held)) != NULL) {
-		rc |= push_spool_one(p, iv);
-		push_interval_release(iv);
-		free(iv);
-	}
+	/* Oldest first: the one in flight, then the queue. */
 	if (p->inflight != NULL) {
-		rc |= push_spool_one(p, p->inflight);
-		push_interval_release(p->inflight);
-		free(p->inflight);
+		push_spool_keep(p, p->inflight);
 		p->inflight = NULL;
 	}
-	while ((iv = push_queue_take(&p->queue)) != NULL) {
-		rc |= push_spool_one(p, iv);
-		push_interval_release(iv);
-		free(iv);
-	}
+	while ((iv = push_queue_take(&p->queue)) != NULL)
+		push_spool_keep(p, iv);
+	rc = p->spool_failed ? -1 : 0;
 	push_close(p);
-	return rc ? -1 : 0;
+	return rc;
 }
 
 /* The counters so far. */

@@ -18,6 +18,8 @@ N counts from 1.  Answers 200 unless told otherwise:
   --start-after S    pick and announce the port at once, but only listen
                      after S seconds (the server is "down" until then)
   --timeout S        exit by itself after S seconds (default 60)
+  --hang             accept connections and read them, but never answer
+                     (a server that has stopped responding); stores nothing
 
 Only the standard library: the multipart body is split by hand.
 """
@@ -127,6 +129,29 @@ class Receiver(BaseHTTPRequestHandler):
         self.answer(status, text)
 
 
+def hang(port, deadline):
+    """Accept on PORT and read until DEADLINE, never answering."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port))
+    s.listen(64)
+    held = []
+    while time.monotonic() < deadline:
+        s.settimeout(max(0.01, min(0.2, deadline - time.monotonic())))
+        try:
+            conn, _ = s.accept()
+            conn.setblocking(False)
+            held.append(conn)
+        except socket.timeout:
+            pass
+        for conn in held:
+            try:
+                conn.recv(65536)  # drain, so the client is never stuck writing
+            except (BlockingIOError, OSError):
+                pass
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dir", required=True)
@@ -135,6 +160,7 @@ def main():
     ap.add_argument("--fail-first", type=int, default=0)
     ap.add_argument("--start-after", type=float, default=0)
     ap.add_argument("--timeout", type=float, default=60)
+    ap.add_argument("--hang", action="store_true")
     opts = ap.parse_args()
     os.makedirs(opts.dir, exist_ok=True)
 
@@ -151,6 +177,8 @@ def main():
     deadline = time.monotonic() + opts.timeout
     if opts.start_after > 0:
         time.sleep(min(opts.start_after, opts.timeout))
+    if opts.hang:
+        return hang(port, deadline)
     ThreadingHTTPServer.allow_reuse_address = True
     ThreadingHTTPServer.daemon_threads = True
     srv = ThreadingHTTPServer(("127.0.0.1", port), Receiver)

@@ -1,0 +1,40 @@
+#!/bin/sh
+# rperf record --push against a server that accepts connections and never
+# answers: whatever is not sent is spooled, while the script runs as well
+# as at its end, so the spool files cover the whole run; --spool-max
+# bounds the spool directory and says what it dropped.
+. "$TEST_SRCDIR/test-lib.sh"
+. "$TEST_SRCDIR/push-lib.sh"
+
+# The sum of until-ns - from-ns over the spool files in DIR, in ns.
+spool_span_ns() {
+	cat "$1"/*.spool | tr -d '\000' | awk '
+		/^from-ns: / { from = $2 }
+		/^until-ns: / { sum += $2 - from }
+		END { printf "%.0f\n", sum }'
+}
+
+# The Duration: line of rperf report of $1, in ns.
+report_duration_ns() {
+	"$RPERF" report "$1" >"$1.report" &&
+	d=$(sed -n "s/^Duration: *//p" "$1.report" | sed "s/ ms.*//" | tr -d ,) &&
+	awk -v d="$d" "BEGIN { printf \"%.0f\", d * 1e6 }"
+}
+
+test_expect_success 'a server that never answers: the spool covers the whole run' '
+	receiver_start r1 --hang &&
+	rc=0 && "$RPERF" record -m wall -o whole.pb.gz --push "$URL" \
+	    --push-interval 0.1 --push-timeout 0.5 --spool spool \
+	    -e "t = Time.now; sleep 0.01 while Time.now - t < 5" >out 2>err || rc=$?
+	receiver_stop &&
+	test "$rc" -eq 0 &&
+	n=$(ls spool/*.spool | wc -l) &&
+	span=$(spool_span_ns spool) &&
+	whole=$(report_duration_ns whole.pb.gz) &&
+	echo "$n spool files covering $span ns of a $whole ns run" &&
+	test "$n" -ge 40 &&
+	within_pct "$span" "$whole" 3 &&
+	test_grep ! "dropped" err
+'
+
+test_done
