@@ -59,6 +59,13 @@ struct push {
 	double timeout_s;
 	char *spool_dir;
 	size_t queue_max;
+	/* The spool directory's size, scanned at the first spooled interval
+	 * and counted on from there; only the spooler (or push_finish, after
+	 * it stopped) touches these. */
+	uint64_t spool_max, spool_used;
+	int spool_scanned;
+	uint64_t over_bytes;	/* not spooled: over spool_max */
+	int64_t over_ns;	/* how much profile time those covered */
 	CURL *curl;		/* used by one thread at a time */
 	atomic_int aborting;	/* in-flight requests stop when set */
 	int64_t deadline_ns;	/* monotonic; requests stop after it; 0: none */
@@ -107,6 +114,11 @@ static struct {
 
 static pthread_once_t push_curl_once = PTHREAD_ONCE_INIT;
 static atomic_uint push_spool_seq;
+
+/* Defined with the spool files, used by the spooler. */
+static uint64_t push_spool_size(const struct push_interval *iv);
+static uint64_t push_spool_dir_size(const char *dir);
+static void push_format_size(uint64_t size, char *buf, size_t len);
 
 /* Load libcurl and initialise it, once per process, before any thread uses it. */
 static void
@@ -962,6 +974,7 @@ push_open(const struct push_config *c, char *err, size_t errlen)
 	p->timeout_s = c->timeout_s > 0 ? c->timeout_s : PUSH_DEFAULT_TIMEOUT_S;
 	p->spool_dir = c->spool_dir ? xstrdup(c->spool_dir) : push_default_spool_dir();
 	p->queue_max = c->queue_max ? c->queue_max : PUSH_DEFAULT_QUEUE_MAX;
+	p->spool_max = c->spool_max ? c->spool_max : PUSH_DEFAULT_SPOOL_MAX;
 	p->curl = push_curl.easy_init();
 	if (p->curl == NULL) {
 		error_set(err, errlen, "cannot start libcurl");
@@ -1132,15 +1145,43 @@ push_spool_one(struct push *p, const struct push_interval *iv)
 	return 0;
 }
 
-/* Spool IV, count it, and free it; P->lock is not held. */
+/*
+ * Spool IV unless that would take the spool directory over spool_max,
+ * count it, and free it; P->lock is not held.  The first interval the
+ * limit drops is named at once, so that a long run does not hide it
+ * until its end; push_finish sums them all up.
+ */
 static void
 push_spool_keep(struct push *p, struct push_interval *iv)
 {
-	int rc = push_spool_one(p, iv);
+	uint64_t size = push_spool_size(iv);
+	int rc = 0, over;
+	char limit[32];
 
+	if (!p->spool_scanned) {
+		p->spool_used = push_spool_dir_size(p->spool_dir);
+		p->spool_scanned = 1;
+	}
+	over = p->spool_used + size > p->spool_max;
+	if (over && p->over_bytes == 0) {
+		push_format_size(p->spool_max, limit, sizeof limit);
+		fprintf(stderr, "rperf: push: the spool directory '%s' is at its "
+		    "limit of %s: dropping the unsent intervals that do not fit\n",
+		    p->spool_dir, limit);
+	}
+	if (over) {
+		p->over_bytes += size;
+		p->over_ns += iv->until_ns - iv->from_ns;
+	} else {
+		rc = push_spool_one(p, iv);
+		if (rc == 0)
+			p->spool_used += size;
+	}
 	if (p->threaded)
 		pthread_mutex_lock(&p->lock);
-	if (rc == 0)
+	if (over)
+		p->stats.over_limit++;
+	else if (rc == 0)
 		p->stats.spooled++;
 	else
 		p->spool_failed = 1;
@@ -1297,6 +1338,16 @@ push_finish(struct push *p)
 	}
 	while ((iv = push_queue_take(&p->queue)) != NULL)
 		push_spool_keep(p, iv);
+	if (p->stats.over_limit > 0) {
+		char limit[32];
+
+		push_format_size(p->spool_max, limit, sizeof limit);
+		fprintf(stderr, "rperf: push: dropped %llu unsent interval%s "
+		    "(%.1f s of profile, %llu bytes) over the spool limit of %s "
+		    "of '%s'\n", (unsigned long long)p->stats.over_limit,
+		    p->stats.over_limit == 1 ? "" : "s", p->over_ns / 1e9,
+		    (unsigned long long)p->over_bytes, limit, p->spool_dir);
+	}
 	rc = p->spool_failed ? -1 : 0;
 	push_close(p);
 	return rc;
@@ -1318,6 +1369,54 @@ push_stats(const struct push *p, struct push_stats *out)
 }
 
 /* --- spool files --- */
+
+/* Parse a size with an optional k, M or G (powers of 1024). */
+int
+push_parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "kmg";
+	const char *u;
+	char *end;
+	double v, mult = 1;
+
+	if (s == NULL || !((*s >= '0' && *s <= '9') || *s == '.'))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	/* digits and a point only: no exponents, hex or "inf" */
+	if (errno != 0 || end == s || strspn(s, "0123456789.") != (size_t)(end - s))
+		return -1;
+	if (*end != '\0') {
+		u = strchr(units, *end | 0x20);
+		if (u == NULL || end[1] != '\0')
+			return -1;
+		mult = (double)((uint64_t)1 << (10 * (u - units + 1)));
+	}
+	v *= mult;
+	if (!(v >= 1) || v > 1e18)
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+/* SIZE as the user would write it: "100M", "1536k", "1000 bytes". */
+static void
+push_format_size(uint64_t size, char *buf, size_t len)
+{
+	static const char units[] = "GMk";
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		uint64_t m = (uint64_t)1 << (10 * (3 - i));
+
+		if (size >= m && size % m == 0) {
+			snprintf(buf, len, "%llu%c", (unsigned long long)(size / m),
+			    units[i]);
+			return;
+		}
+	}
+	snprintf(buf, len, "%llu bytes", (unsigned long long)size);
+}
 
 /* The default spool directory: $XDG_STATE_HOME/rperf/spool. */
 char *
@@ -1391,28 +1490,73 @@ push_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* The header lines of IV's spool file; their length in *HLEN. */
+static char *
+push_spool_header(const struct push_interval *iv, size_t *hlen)
+{
+	size_t i, cap = 256 + strlen(iv->app_name) + strlen(iv->mode);
+	char *head;
+
+	for (i = 0; i < iv->ntags; i++)
+		cap += strlen(iv->tags[i]) + 8;
+	head = xmalloc(cap);
+	*hlen = (size_t)sprintf(head, "%sapp: %s\nmode: %s\n",
+	    PUSH_SPOOL_MAGIC, iv->app_name, iv->mode);
+	for (i = 0; i < iv->ntags; i++)
+		*hlen += (size_t)sprintf(head + *hlen, "tag: %s\n", iv->tags[i]);
+	*hlen += (size_t)sprintf(head + *hlen, "from-ns: %lld\nuntil-ns: %lld\n"
+	    "sample-rate: %d\nlength: %zu\n\n", (long long)iv->from_ns,
+	    (long long)iv->until_ns, iv->sample_rate, iv->len);
+	return head;
+}
+
+/* The size of IV's spool file. */
+static uint64_t
+push_spool_size(const struct push_interval *iv)
+{
+	size_t hlen;
+
+	free(push_spool_header(iv, &hlen));
+	return (uint64_t)hlen + iv->len;
+}
+
+/* The bytes of the spool files ("*.spool") in DIR; 0 when it is missing. */
+static uint64_t
+push_spool_dir_size(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	struct stat st;
+	uint64_t sum = 0;
+	size_t len;
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || len < 7 ||
+		    strcmp(de->d_name + len - 6, ".spool") != 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return sum;
+}
+
 /* Write IV to a new file in DIR, whole or not at all. */
 int
 push_spool_write(const char *dir, const struct push_interval *iv,
     char **path, char *err, size_t errlen)
 {
 	char *head, *name, *tmp, *final, *s;
-	size_t hlen = 0, i, cap;
+	size_t hlen;
 	int fd, saved;
 
 	if (push_mkdirs(dir, err, errlen) != 0)
 		return -1;
-	cap = 256 + strlen(iv->app_name) + strlen(iv->mode);
-	for (i = 0; i < iv->ntags; i++)
-		cap += strlen(iv->tags[i]) + 8;
-	head = xmalloc(cap);
-	hlen += (size_t)sprintf(head + hlen, "%sapp: %s\nmode: %s\n",
-	    PUSH_SPOOL_MAGIC, iv->app_name, iv->mode);
-	for (i = 0; i < iv->ntags; i++)
-		hlen += (size_t)sprintf(head + hlen, "tag: %s\n", iv->tags[i]);
-	hlen += (size_t)sprintf(head + hlen, "from-ns: %lld\nuntil-ns: %lld\n"
-	    "sample-rate: %d\nlength: %zu\n\n", (long long)iv->from_ns,
-	    (long long)iv->until_ns, iv->sample_rate, iv->len);
+	head = push_spool_header(iv, &hlen);
 
 	name = xasprintf("%s.%s-%lld-%ld-%u.spool", iv->app_name, iv->mode,
 	    push_seconds(iv->from_ns), (long)getpid(),

@@ -24,6 +24,8 @@
 #define PUSH_DEFAULT_TIMEOUT_S		5.0
 #define PUSH_DEFAULT_QUEUE_MAX		16
 #define PUSH_DEFAULT_SAMPLE_RATE	100
+/* How many bytes of spool files the spool directory may hold. */
+#define PUSH_DEFAULT_SPOOL_MAX		((uint64_t)100 << 20)
 /* Backoff between attempts: doubling from the first to the last, jittered. */
 #define PUSH_BACKOFF_FIRST_S		0.5
 #define PUSH_BACKOFF_MAX_S		30.0
@@ -46,6 +48,7 @@ struct push_config {
 	double timeout_s;		/* how long push_finish waits; 0 is 5 */
 	const char *spool_dir;		/* NULL: $XDG_STATE_HOME/rperf/spool */
 	size_t queue_max;		/* 0 is PUSH_DEFAULT_QUEUE_MAX */
+	uint64_t spool_max;		/* 0 is PUSH_DEFAULT_SPOOL_MAX */
 	int quiet;			/* no "retrying"/"spooled" notes, errors only */
 };
 
@@ -55,6 +58,7 @@ struct push_stats {
 	uint64_t rejected;	/* intervals refused with a 4xx, not retried */
 	uint64_t dropped;	/* intervals lost: could not be encoded */
 	uint64_t spooled;	/* intervals written to the spool directory */
+	uint64_t over_limit;	/* intervals not spooled: over spool_max */
 };
 
 struct push;
@@ -149,6 +153,12 @@ uint8_t *push_multipart(const uint8_t *data, size_t len, const char *boundary,
 /* Gzipped pprof of PROF in memory; NULL with ERR when encoding fails. */
 uint8_t *push_encode(const struct profile *prof, size_t *outlen, char *err,
     size_t errlen);
+
+/*
+ * Parse a size such as "512", "64k", "100M" or "1.5G" (powers of 1024)
+ * into *OUT bytes.  Returns 0, or -1 when S is not one or is 0.
+ */
+int push_parse_size(const char *s, uint64_t *out);
 
 /* The default spool directory; free() it. */
 char *push_default_spool_dir(void);

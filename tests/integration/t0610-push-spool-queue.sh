@@ -37,4 +37,32 @@ test_expect_success 'a server that never answers: the spool covers the whole run
 	test_grep ! "dropped" err
 '
 
+test_expect_success 'a tiny --spool-max: what does not fit is dropped, and said so' '
+	receiver_start r2 --hang &&
+	rc=0 && "$RPERF" record -m wall -o /dev/null --push "$URL" \
+	    --push-interval 0.1 --push-timeout 0.3 --spool spool2 --spool-max 3k \
+	    -e "t = Time.now; sleep 0.01 while Time.now - t < 2" >out 2>err || rc=$?
+	receiver_stop &&
+	cat err &&
+	test "$rc" -eq 0 &&
+	size=$(cat spool2/*.spool | wc -c) &&
+	echo "$size bytes spooled" &&
+	test "$size" -le 3072 && test "$size" -gt 0 &&
+	test_grep "^rperf: push: the spool directory .spool2. is at its limit of 3k: dropping" err &&
+	test_grep "^rperf: push: dropped [0-9]+ unsent intervals \([0-9.]+ s of profile, [0-9]+ bytes\) over the spool limit of 3k of .spool2.$" err &&
+	kept=$(ls spool2/*.spool | wc -l) &&
+	dropped=$(sed -n "s/.*dropped \([0-9]*\) unsent.*/\1/p" err) &&
+	echo "kept $kept dropped $dropped" &&
+	test $((kept + dropped)) -ge 18
+'
+
+test_expect_success '--spool-max takes k, M and G, and goes with --push' '
+	test_expect_code 2 "$RPERF" record --push http://127.0.0.1:1 --spool-max 0 -e 1 2>err &&
+	test_grep "invalid --spool-max .0." err &&
+	test_expect_code 2 "$RPERF" record --push http://127.0.0.1:1 --spool-max 10T -e 1 2>err &&
+	test_grep "invalid --spool-max .10T." err &&
+	test_expect_code 2 "$RPERF" record --spool-max 1M -e 1 2>err &&
+	test_grep "go with --push URL" err
+'
+
 test_done

@@ -501,6 +501,79 @@ START_TEST(test_thread_spools_what_it_cannot_send)
 }
 END_TEST
 
+START_TEST(test_spool_limit)
+{
+	char *dir = make_dir(), url[64], err[512], *old;
+	struct push_config c;
+	struct profile *prof = tu_sample_profile();
+	struct push *p;
+	FILE *fp;
+	int i;
+
+	/* A spool file of an earlier run already takes 900 of the 1000 bytes. */
+	old = xasprintf("%s/old.cpu-1-1-1.spool", dir);
+	fp = fopen(old, "w");
+	ck_assert_ptr_nonnull(fp);
+	for (i = 0; i < 900; i++)
+		fputc('x', fp);
+	fclose(fp);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", closed_port());
+	memset(&c, 0, sizeof c);
+	c.url = url;
+	c.app_name = "t";
+	c.mode = "cpu";
+	c.timeout_s = 0.2;
+	c.queue_max = 2;
+	c.spool_dir = dir;
+	c.spool_max = 1000;
+	c.quiet = 1;
+	p = push_start(&c, err, sizeof err);
+	ck_assert_msg(p != NULL, "%s", err);
+	for (i = 0; i < 5; i++)
+		push_enqueue(p, prof, (int64_t)(1000 + i) * 1000000000,
+		    (int64_t)(1010 + i) * 1000000000);
+	ck_assert_int_eq(push_finish(p), 0);
+	/* no interval fits in the 100 bytes left: none is written, and a
+	 * limit reached is not a failure */
+	ck_assert_int_eq(count_suffix(dir, ".spool"), 1);
+	ck_assert_int_eq(unlink(old), 0);
+	free(old);
+
+	c.spool_max = 0;	/* the default, 100M */
+	p = push_start(&c, err, sizeof err);
+	ck_assert_msg(p != NULL, "%s", err);
+	for (i = 0; i < 5; i++)
+		push_enqueue(p, prof, (int64_t)(1000 + i) * 1000000000,
+		    (int64_t)(1010 + i) * 1000000000);
+	ck_assert_int_eq(push_finish(p), 0);
+	ck_assert_int_eq(count_suffix(dir, ".spool"), 5);
+	profile_free(prof);
+	remove_dir(dir);
+}
+END_TEST
+
+START_TEST(test_parse_size)
+{
+	static const struct { const char *s; uint64_t want; } ok[] = {
+		{ "1", 1 }, { "512", 512 }, { "64k", 65536 }, { "64K", 65536 },
+		{ "100M", 104857600 }, { "100m", 104857600 },
+		{ "1.5G", 1610612736 }, { "2g", 2147483648ULL }, { "0.5k", 512 },
+	};
+	static const char *const bad[] = { "", "0", "0k", "-1", "1x", "1kb",
+	    "k", "1.5.2", " 1", "1e3", "0x10", "inf", "nan", "1 M", NULL };
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		ck_assert_msg(push_parse_size(ok[i].s, &v) == 0, "'%s'", ok[i].s);
+		ck_assert_msg(v == ok[i].want, "'%s': %llu", ok[i].s,
+		    (unsigned long long)v);
+	}
+	for (i = 0; bad[i] != NULL; i++)
+		ck_assert_msg(push_parse_size(bad[i], &v) == -1, "'%s'", bad[i]);
+}
+END_TEST
+
 START_TEST(test_start_needs_name_and_mode)
 {
 	struct push_config c;
@@ -537,6 +610,8 @@ push_suite(void)
 	tcase_add_test(tc, test_backoff);
 	tcase_add_test(tc, test_thread_spools_what_it_cannot_send);
 	tcase_add_test(tc, test_start_needs_name_and_mode);
+	tcase_add_test(tc, test_spool_limit);
+	tcase_add_test(tc, test_parse_size);
 	suite_add_tcase(s, tc);
 	return s;
 }
