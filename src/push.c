@@ -41,6 +41,7 @@
 #include "error.h"
 #include "pprof.h"
 #include "push.h"
+#include "secret.h"
 #include "xmalloc.h"
 
 #define PUSH_SPOOL_MAGIC "rperf-spool 1\n"
@@ -51,6 +52,7 @@
 struct push {
 	char *url;		/* base + "/ingest", without user info */
 	char *user, *password;	/* from the URL's user info, or NULL */
+	char *basic;		/* base64 of "user:password", as sent */
 	struct push_interval defaults;	/* app, mode, tags, rate (no data) */
 	char **headers;
 	size_t nheaders;
@@ -397,6 +399,33 @@ push_url_decode(const char *s, size_t len)
 	return out;
 }
 
+/* Base64 of "USER:PASSWORD", what basic authentication sends; free() it. */
+static char *
+push_base64_userpass(const char *user, const char *password)
+{
+	static const char b64[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *in = xasprintf("%s:%s", user, password), *out, *o;
+	size_t len = strlen(in), i;
+	uint32_t v;
+
+	out = o = xmalloc(4 * (len / 3 + 1) + 1);
+	for (i = 0; i < len; i += 3) {
+		v = (uint32_t)(unsigned char)in[i] << 16;
+		if (i + 1 < len)
+			v |= (uint32_t)(unsigned char)in[i + 1] << 8;
+		if (i + 2 < len)
+			v |= (uint32_t)(unsigned char)in[i + 2];
+		*o++ = b64[v >> 18 & 63];
+		*o++ = b64[v >> 12 & 63];
+		*o++ = i + 1 < len ? b64[v >> 6 & 63] : '=';
+		*o++ = i + 2 < len ? b64[v & 63] : '=';
+	}
+	*o = '\0';
+	free(in);
+	return out;
+}
+
 /*
  * Split URL into P->url (scheme://host[:port]/path/ingest, no user info)
  * and P->user/P->password.  The URL itself may hold a password, so
@@ -446,6 +475,7 @@ push_parse_url(struct push *p, const char *url, char *err, size_t errlen)
 			error_set(err, errlen, "the user info of the push URL has a bad %%-escape");
 			return -1;
 		}
+		p->basic = push_base64_userpass(p->user, p->password);
 		rest = at + 1;
 	}
 	if (rest == auth_end || *rest == ':') {
@@ -631,6 +661,11 @@ push_scrub(const struct push *p, char *msg, size_t msglen)
 		push_scrub_one(msg, msglen, p->token);
 	if (p->password != NULL)
 		push_scrub_one(msg, msglen, p->password);
+	/* a user name without a password is a token; a short one a name */
+	if (p->user != NULL && *p->password == '\0' && strlen(p->user) >= 4)
+		push_scrub_one(msg, msglen, p->user);
+	if (p->basic != NULL)
+		push_scrub_one(msg, msglen, p->basic);
 	for (i = 0; i < p->nheaders; i++) {
 		const char *v = strchr(p->headers[i], ':') + 1;
 
@@ -713,17 +748,27 @@ push_reason(long status)
 	}
 }
 
-/* "STATUS Reason[: first line of the body]" into ERR. */
+/*
+ * "STATUS Reason[: first line of the body]" into ERR.  A server may echo
+ * what it was sent (a 401 that quotes the Authorization header), so the
+ * whole body is scrubbed of P's secrets and of anything that looks like a
+ * header value or a credential before it is cut: a secret is never shown,
+ * not even the part of one that a cut would leave.
+ */
 static void
-push_status_message(const struct push_reply *r, long status, char *err,
-    size_t errlen)
+push_status_message(const struct push *p, const struct push_reply *r,
+    long status, char *err, size_t errlen)
 {
 	const char *reason = r->reason[0] ? r->reason : push_reason(status);
-	char body[161];
-	size_t i, o = 0;
+	char body[161], text[3 * PUSH_REPLY_MAX + 1], *clean;
+	size_t i, o = 0, len;
 
-	for (i = 0; i < r->body_len && o + 1 < sizeof body; i++) {
-		unsigned char c = (unsigned char)r->body[i];
+	snprintf(text, sizeof text, "%.*s", (int)r->body_len, r->body);
+	push_scrub(p, text, sizeof text);
+	clean = secret_scrub_text(text);
+	len = strlen(clean);
+	for (i = 0; i < len && o + 1 < sizeof body; i++) {
+		unsigned char c = (unsigned char)clean[i];
 
 		if (c == '\n' || c == '\r')
 			break;
@@ -732,6 +777,7 @@ push_status_message(const struct push_reply *r, long status, char *err,
 	while (o > 0 && body[o - 1] == ' ')
 		o--;
 	body[o] = '\0';
+	free(clean);
 	error_set(err, errlen, "%ld%s%s%s%s", status, *reason ? " " : "", reason,
 	    *body ? ": " : "", body);
 }
@@ -820,7 +866,7 @@ push_send(struct push *p, const struct push_interval *iv, char *err,
 	} else if (status >= 200 && status < 300) {
 		res = PUSH_SENT;
 	} else {
-		push_status_message(&reply, status, err, errlen);
+		push_status_message(p, &reply, status, err, errlen);
 		res = status == 408 || status == 429 || status >= 500 ||
 		    status < 100 ? PUSH_RETRY : PUSH_REJECTED;
 	}
@@ -1009,6 +1055,7 @@ push_close(struct push *p)
 	free(p->url);
 	free(p->user);
 	free(p->password);
+	free(p->basic);
 	push_free_strv(p->headers, p->nheaders);
 	free(p->tenant);
 	free(p->token);

@@ -18,6 +18,8 @@ N counts from 1.  Answers 200 unless told otherwise:
   --start-after S    pick and announce the port at once, but only listen
                      after S seconds (the server is "down" until then)
   --timeout S        exit by itself after S seconds (default 60)
+  --echo-header NAME answer with the text "NAME: value" of that request
+                     header, as servers that quote what they refused do
   --hang             accept connections and read them, but never answer
                      (a server that has stopped responding); stores nothing
 
@@ -122,6 +124,9 @@ class Receiver(BaseHTTPRequestHandler):
             text = "bad multipart body: %s" % e
         if path != "/ingest" and status < 300:
             status, text = 404, "not found"
+        if srv.opts.echo_header:
+            text = "%s: %s" % (srv.opts.echo_header,
+                               self.headers.get(srv.opts.echo_header, ""))
         with open(prefix + ".status", "w") as f:
             f.write("%d\n" % status)
         with open(os.path.join(srv.opts.dir, "log"), "a") as f:
@@ -161,6 +166,7 @@ def main():
     ap.add_argument("--start-after", type=float, default=0)
     ap.add_argument("--timeout", type=float, default=60)
     ap.add_argument("--hang", action="store_true")
+    ap.add_argument("--echo-header")
     opts = ap.parse_args()
     os.makedirs(opts.dir, exist_ok=True)
 

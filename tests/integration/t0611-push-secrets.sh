@@ -87,4 +87,27 @@ test_expect_success 'rperf push: no secret in /proc/PID/cmdline while it runs' '
 	test_grep ! "$SECRETS" live && test_grep ! "$SECRETS" err
 '
 
+test_expect_success 'a 401 that echoes the credentials: masked in the message' '
+	"$RPERF" record -q -o app.pb.gz -e "1" &&
+	receiver_start r4 --status 401 --echo-header Authorization &&
+	port=${URL##*:} &&
+	rc=0 && "$RPERF" push --url "http://user:urlsecret@127.0.0.1:$port" \
+	    app.pb.gz >out 2>err || rc=$?
+	receiver_stop &&
+	cat err &&
+	test "$rc" -eq 1 &&
+	test_grep "^Authorization: Basic $(printf user:urlsecret | base64)$" r4/1.headers &&
+	test_grep "failed: 401 Unauthorized: Authorization: \*\*\*$" err &&
+	test_grep ! "$(printf user:urlsecret | base64)" err &&
+	test_grep ! "$SECRETS" err &&
+	receiver_start r5 --status 403 --echo-header X-Api-Key &&
+	rc=0 && "$RPERF" push --url "$URL" --push-header "X-Api-Key: hdrsecret" \
+	    app.pb.gz >out 2>err || rc=$?
+	receiver_stop &&
+	cat err &&
+	test "$rc" -eq 1 &&
+	test_grep "failed: 403 Forbidden: X-Api-Key: \*\*\*$" err &&
+	test_grep ! "$SECRETS" err
+'
+
 test_done
