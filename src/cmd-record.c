@@ -431,6 +431,8 @@ record_exec(int argc, char **argv)
 		r.push_cfg.tags = r.tags;
 		r.push_cfg.headers = r.headers;
 		r.push_cfg.token = getenv("RPERF_PUSH_TOKEN");
+		if (r.push_cfg.token != NULL && *r.push_cfg.token == '\0')
+			r.push_cfg.token = NULL;	/* as rperf push takes it */
 		r.push_cfg.sample_rate = r.cfg.frequency;
 		r.push_cfg.quiet = r.quiet;
 		r.push = push_start(&r.push_cfg, err, sizeof err);

@@ -1001,6 +1001,13 @@ push_open(const struct push_config *c, char *err, size_t errlen)
 		error_set(err, errlen, "invalid tenant");
 		goto fail;
 	}
+	/* Which one the user meant is unknown, and sending a token to a
+	 * server given other credentials may hand it to the wrong one. */
+	if (c->token != NULL && p->user != NULL) {
+		error_set(err, errlen, "both RPERF_PUSH_TOKEN and a user name in "
+		    "the URL are given; use one of them");
+		goto fail;
+	}
 	if (c->token != NULL && (*c->token == '\0' ||
 	    push_check_header_value_ok(c->token) != 0)) {
 		error_set(err, errlen, "invalid token (empty or with a control character)");

@@ -65,8 +65,8 @@ struct push;
 
 /*
  * Validate C (URL scheme http or https, no query or fragment, app name,
- * mode, tag and header syntax; user info in the URL becomes basic auth)
- * and start the upload thread.  NULL with a one-line message in ERR on a
+ * mode, tag and header syntax; user info in the URL becomes basic auth,
+ * and is refused together with a token) and start the upload thread.  NULL with a one-line message in ERR on a
  * bad config.  C's strings are copied.
  */
 struct push *push_start(const struct push_config *c, char *err, size_t errlen);

@@ -110,4 +110,27 @@ test_expect_success 'a 401 that echoes the credentials: masked in the message' '
 	test_grep ! "$SECRETS" err
 '
 
+test_expect_success 'a token and credentials in the URL: refused, neither shown' '
+	"$RPERF" record -q -o app.pb.gz -e "1" &&
+	test_expect_code 2 env RPERF_PUSH_TOKEN=toksecret-1 "$RPERF" push \
+	    --url "http://user:urlsecret@127.0.0.1:9/" app.pb.gz >out 2>err &&
+	cat err &&
+	test_grep "^rperf push: both RPERF_PUSH_TOKEN and a user name in the URL are given; use one of them$" err &&
+	test_grep ! "$SECRETS" err &&
+	test_expect_code 2 env RPERF_PUSH_TOKEN=toksecret-1 "$RPERF" record -o /dev/null \
+	    --push "http://tok3nuser@127.0.0.1:9/" -e 1 >out 2>err &&
+	test_grep "^rperf record: both RPERF_PUSH_TOKEN and a user name in the URL are given" err &&
+	test_grep ! "$SECRETS|tok3nuser" err &&
+	receiver_start r6 &&
+	RPERF_PUSH_TOKEN= "$RPERF" push -q --url "http://user:urlsecret@${URL#http://}" \
+	    app.pb.gz >out 2>err &&
+	receiver_stop &&
+	test_grep "^Authorization: Basic " r6/1.headers &&
+	receiver_start r7 &&
+	RPERF_PUSH_TOKEN= "$RPERF" record -q -o /dev/null --push "http://user:urlsecret@${URL#http://}" \
+	    -e 1 >out 2>err &&
+	receiver_stop &&
+	test_grep "^Authorization: Basic " r7/1.headers
+'
+
 test_done
