@@ -1292,6 +1292,7 @@ push_start(const struct push_config *c, char *err, size_t errlen)
 	/* The threads inherit this mask: no signal is ever delivered to them. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	p->threaded = 1;	/* before the threads, which read it */
 	rc = pthread_create(&p->spooler, NULL, push_spooler, p);
 	if (rc == 0) {
 		rc = pthread_create(&p->thread, NULL, push_thread, p);
@@ -1307,12 +1308,12 @@ push_start(const struct push_config *c, char *err, size_t errlen)
 	if (rc != 0) {
 		error_set(err, errlen, "cannot start the push thread: %s",
 		    strerror(rc));
+		p->threaded = 0;
 		pthread_cond_destroy(&p->cond);
 		pthread_mutex_destroy(&p->lock);
 		push_close(p);
 		return NULL;
 	}
-	p->threaded = 1;
 	return p;
 }
 

@@ -261,6 +261,13 @@ START_TEST(test_open_urls)
 	ck_assert_ptr_null(push_open(&c, err, sizeof err));
 	ck_assert_ptr_null(strstr(err, "s3cr3t"));
 
+	/* a token and the URL's credentials: refused, neither shown */
+	c.url = "http://me:pwsecret@127.0.0.1/";
+	c.token = "zq9tok";
+	ck_assert_ptr_null(push_open(&c, err, sizeof err));
+	ck_assert_str_eq(err, "both RPERF_PUSH_TOKEN and a user name in the URL "
+	    "are given; use one of them");
+
 	c.url = "http://127.0.0.1/";
 	c.token = "zq9tok";
 	{
@@ -282,23 +289,31 @@ START_TEST(test_send_closed_port_hides_secrets)
 	char url[128], err[512];
 	const char *h[] = { "X-Api-Key: hdrsecret" };
 
-	snprintf(url, sizeof url, "http://me:pwsecret@127.0.0.1:%d/", closed_port());
-	memset(&c, 0, sizeof c);
-	c.url = url;
-	c.token = "toksecret";
-	c.headers = h;
-	c.nheaders = 1;
-	p = push_open(&c, err, sizeof err);
-	ck_assert_msg(p != NULL, "%s", err);
+	int port = closed_port(), i;
+
 	make_interval(&iv);
 	iv.data = xmalloc(4);
 	memcpy(iv.data, "\x1f\x8b\x08\x00", 4);
 	iv.len = 4;
-	ck_assert_int_eq(push_send(p, &iv, err, sizeof err), PUSH_RETRY);
-	ck_assert_msg(err[0] != '\0', "no message");
-	ck_assert_ptr_null(strstr(err, "secret"));
+	/* the URL's credentials, then a token: the two are not taken together */
+	for (i = 0; i < 2; i++) {
+		if (i == 0)
+			snprintf(url, sizeof url, "http://me:pwsecret@127.0.0.1:%d/", port);
+		else
+			snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
+		memset(&c, 0, sizeof c);
+		c.url = url;
+		c.token = i == 1 ? "toksecret" : NULL;
+		c.headers = h;
+		c.nheaders = 1;
+		p = push_open(&c, err, sizeof err);
+		ck_assert_msg(p != NULL, "%s", err);
+		ck_assert_int_eq(push_send(p, &iv, err, sizeof err), PUSH_RETRY);
+		ck_assert_msg(err[0] != '\0', "no message");
+		ck_assert_ptr_null(strstr(err, "secret"));
+		push_close(p);
+	}
 	push_interval_release(&iv);
-	push_close(p);
 }
 END_TEST
 
