@@ -83,7 +83,7 @@ struct push {
 	struct push_interval *inflight;	/* taken by the thread, not yet sent */
 	pthread_t spooler;		/* writes the spill to the spool dir */
 	int spooler_stop;
-	int spool_failed;	/* an interval could not even be spooled */
+	int spool_failed;	/* intervals that could not even be spooled */
 	int stopping;
 	int retry_noted;	/* "retrying" printed since the last success */
 	int last_rejected;	/* the status last reported as refused */
@@ -1183,15 +1183,20 @@ push_thread(void *arg)
 	return NULL;
 }
 
-/* Spool IV and say where it went; -1 when it could not be written. */
+/*
+ * Spool IV and say where it went; -1 when it could not be written.  Only
+ * the first failure is told in full: a spool directory that cannot be
+ * written fails for every interval of a long run; push_finish counts.
+ */
 static int
 push_spool_one(struct push *p, const struct push_interval *iv)
 {
 	char err[512], *path;
 
 	if (push_spool_write(p->spool_dir, iv, &path, err, sizeof err) != 0) {
-		fprintf(stderr, "rperf: push: could not keep an unsent profile: %s\n",
-		    err);
+		if (p->spool_failed == 0)
+			fprintf(stderr, "rperf: push: could not keep an unsent "
+			    "profile: %s\n", err);
 		return -1;
 	}
 	fprintf(stderr, "rperf: push: saved an unsent profile to '%s'\n", path);
@@ -1238,7 +1243,7 @@ push_spool_keep(struct push *p, struct push_interval *iv)
 	else if (rc == 0)
 		p->stats.spooled++;
 	else
-		p->spool_failed = 1;
+		p->spool_failed++;
 	if (p->threaded)
 		pthread_mutex_unlock(&p->lock);
 	push_interval_release(iv);
@@ -1403,6 +1408,9 @@ push_finish(struct push *p)
 		    p->stats.over_limit == 1 ? "" : "s", p->over_ns / 1e9,
 		    (unsigned long long)p->over_bytes, limit, p->spool_dir);
 	}
+	if (p->spool_failed > 1)
+		fprintf(stderr, "rperf: push: could not keep %d unsent profiles "
+		    "in '%s'\n", p->spool_failed, p->spool_dir);
 	rc = p->spool_failed ? -1 : 0;
 	push_close(p);
 	return rc;

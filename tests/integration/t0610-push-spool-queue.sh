@@ -56,6 +56,21 @@ test_expect_success 'a tiny --spool-max: what does not fit is dropped, and said 
 	test $((kept + dropped)) -ge 18
 '
 
+test_expect_success 'a spool directory that cannot be made: one line, a count, status 1' '
+	: >notadir &&
+	receiver_start r3 --hang &&
+	rc=0 && "$RPERF" record -q -m wall -o /dev/null --push "$URL" \
+	    --push-interval 0.1 --push-timeout 0.3 --spool notadir/spool \
+	    -e "t = Time.now; sleep 0.01 while Time.now - t < 2" >out 2>err || rc=$?
+	receiver_stop &&
+	cat err &&
+	test "$rc" -eq 1 &&
+	test_grep "^rperf: push: could not keep an unsent profile: cannot create .notadir/spool.: Not a directory$" err &&
+	test "$(grep -c "could not keep an unsent" err)" -eq 1 &&
+	test_grep "^rperf: push: could not keep [0-9]+ unsent profiles in .notadir/spool.$" err &&
+	test_line_count 2 err
+'
+
 test_expect_success '--spool-max takes k, M and G, and goes with --push' '
 	test_expect_code 2 "$RPERF" record --push http://127.0.0.1:1 --spool-max 0 -e 1 2>err &&
 	test_grep "invalid --spool-max .0." err &&
