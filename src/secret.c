@@ -194,6 +194,36 @@ secret_command_line(const char *first, int argc, char *const *argv)
 	return out;
 }
 
+/* LINE, a stored command line, with the secrets of older rperfs masked. */
+char *
+secret_scrub_command(const char *line)
+{
+	static const char opt[] = "--push-header";
+	char *s = xstrdup(line), *out, *p, *v, *end, *colon;
+
+	secret_mask_token(s, SECRET_MARK);
+	secret_mask_urls(s, SECRET_MARK);
+	for (p = s; (p = strstr(p, opt)) != NULL; p = end) {
+		end = p + strlen(opt);
+		if ((p > s && p[-1] != ' ') || (*end != ' ' && *end != '='))
+			continue;
+		v = end + 1;
+		end = strstr(v, " -");
+		if (end == NULL)
+			end = v + strlen(v);
+		colon = memchr(v, ':', (size_t)(end - v));
+		if (colon != NULL)
+			v = colon + 1 + strspn(colon + 1, " \t");
+		/* already masked by a newer rperf: leave the words after it */
+		if (strncmp(v, "***", 3) == 0 || *v == SECRET_MARK)
+			continue;
+		secret_fill(v, end, SECRET_MARK);
+	}
+	out = secret_collapse(s);
+	free(s);
+	return out;
+}
+
 /* Whether C may be part of a header or parameter name. */
 static int
 secret_name_char(int c)

@@ -32,6 +32,15 @@ void secret_scrub_argv(int argc, char **argv);
 char *secret_command_line(const char *first, int argc, char *const *argv);
 
 /*
+ * LINE, a command line as a profile's "command:" comment holds it, with
+ * the secrets that an rperf older than secret_command_line() stored
+ * shown as "***": URL user info, $RPERF_PUSH_TOKEN, and what follows
+ * --push-header's "Name:" up to the next option (the words of a stored
+ * line cannot be told apart, so more may go); free() it.
+ */
+char *secret_scrub_command(const char *line);
+
+/*
  * TEXT (a server's reply, one line or more) with the user info of URLs,
  * the values of header-like "Name: value" pairs, of credential-like
  * "key=value" pairs and what follows "Basic" or "Bearer" replaced by

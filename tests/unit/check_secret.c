@@ -145,6 +145,38 @@ START_TEST(test_command_line)
 }
 END_TEST
 
+START_TEST(test_stored_command)
+{
+	static const struct { const char *in, *want; } t[] = {
+		/* as rperf stored it before */
+		{ "rperf record --push http://u:pw@h/ --push-header X-Key: abc def "
+		  "-o x app.rb", "rperf record --push http://u:***@h/ "
+		  "--push-header X-Key: *** -o x app.rb" },
+		{ "rperf record --push-header=Authorization: Bearer t app.rb",
+		  "rperf record --push-header=Authorization: ***" },
+		{ "rperf push --push-header nocolon --url http://tok@h/ f",
+		  "rperf push --push-header *** --url http://***@h/ f" },
+		/* as it stores it now: left as it is */
+		{ "rperf record --push http://u:***@h/ --push-header X-Key: *** "
+		  "app.rb a", "rperf record --push http://u:***@h/ "
+		  "--push-header X-Key: *** app.rb a" },
+		{ "rperf record --push-header=X:*** app.rb",
+		  "rperf record --push-header=X:*** app.rb" },
+		{ "rperf record -e 'x' my--push-header", "rperf record -e 'x' "
+		  "my--push-header" },
+	};
+	size_t i;
+	char *s;
+
+	for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+		s = secret_scrub_command(t[i].in);
+		ck_assert_msg(strcmp(s, t[i].want) == 0, "'%s' gave '%s', "
+		    "wanted '%s'", t[i].in, s, t[i].want);
+		free(s);
+	}
+}
+END_TEST
+
 START_TEST(test_text)
 {
 	static const struct { const char *in, *want; } t[] = {
@@ -189,6 +221,7 @@ secret_suite(void)
 	tcase_add_test(tc, test_argv_urls_anywhere);
 	tcase_add_test(tc, test_argv_token);
 	tcase_add_test(tc, test_command_line);
+	tcase_add_test(tc, test_stored_command);
 	tcase_add_test(tc, test_text);
 	suite_add_tcase(s, tc);
 	return s;
