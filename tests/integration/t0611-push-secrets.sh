@@ -133,4 +133,13 @@ test_expect_success 'a token and credentials in the URL: refused, neither shown'
 	test_grep "^Authorization: Basic " r7/1.headers
 '
 
+test_expect_success 'a mistyped option is named without its value' '
+	test_expect_code 2 "$RPERF" push --url http://h/ \
+	    --push-headr="X-Api-Key: hdrsecret" app.pb.gz 2>err &&
+	test_grep "^rperf push: unknown option .--push-headr.$" err &&
+	test_expect_code 2 "$RPERF" record --pu=http://u:urlsecret@h/ -e 1 2>err &&
+	test_grep "^rperf record: unknown option .--pu.$" err &&
+	test_grep ! "$SECRETS" err
+'
+
 test_done
