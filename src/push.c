@@ -6,7 +6,8 @@
  * The upload thread is a plain pthread: it never calls Ruby, never holds
  * the GVL and has every signal blocked, so the sampler's timer signals
  * go to the Ruby threads.  push_enqueue() only encodes and takes a mutex
- * for as long as a pointer moves; it never waits for the network.  What
+ * for as long as a pointer moves; it never waits for the network (only,
+ * rarely, for the spooler below to catch up with the disk).  What
  * the queue cannot hold, and what the server refuses, goes to a second
  * such thread, the spooler, which writes it to the spool directory as it
  * comes: an interval is either sent or spooled, never dropped unseen.  No
