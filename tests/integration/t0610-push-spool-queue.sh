@@ -32,7 +32,8 @@ test_expect_success 'a server that never answers: the spool covers the whole run
 	span=$(spool_span_ns spool) &&
 	whole=$(report_duration_ns whole.pb.gz) &&
 	echo "$n spool files covering $span ns of a $whole ns run" &&
-	test "$n" -ge 40 &&
+	# about 50 intervals; the queue alone never kept more than 17
+	test "$n" -ge 25 &&
 	within_pct "$span" "$whole" 3 &&
 	test_grep ! "dropped" err
 '
@@ -53,7 +54,7 @@ test_expect_success 'a tiny --spool-max: what does not fit is dropped, and said 
 	kept=$(ls spool2/*.spool | wc -l) &&
 	dropped=$(sed -n "s/.*dropped \([0-9]*\) unsent.*/\1/p" err) &&
 	echo "kept $kept dropped $dropped" &&
-	test $((kept + dropped)) -ge 18
+	test $((kept + dropped)) -ge 10
 '
 
 test_expect_success 'a spool directory that cannot be made: one line, a count, status 1' '
