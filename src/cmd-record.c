@@ -40,6 +40,7 @@ enum {
 	RECORD_OPT_PUSH_INTERVAL,
 	RECORD_OPT_PUSH_TIMEOUT,
 	RECORD_OPT_SPOOL,
+	RECORD_OPT_SPOOL_MAX,
 	RECORD_OPT_PUSH_HEADER,
 	RECORD_OPT_TENANT,
 	RECORD_OPT_INSECURE,
@@ -89,6 +90,9 @@ static const struct cmd_option record_options[] = {
 	{ "spool", 0, 0, required_argument, "DIR",
 	  "where intervals that could not be sent go (default under XDG_STATE_HOME)",
 	  "@dir", RECORD_OPT_SPOOL },
+	{ "spool-max", 0, 0, required_argument, "SIZE",
+	  "most the spool directory may hold, with k, M or G (default 100M)",
+	  "@number", RECORD_OPT_SPOOL_MAX },
 	{ "push-header", 0, 0, required_argument, "HEADER",
 	  "an extra 'Name: value' HTTP header for --push (repeatable)", "@text",
 	  RECORD_OPT_PUSH_HEADER },
@@ -315,6 +319,11 @@ record_parse_options(struct record *r, int argc, char **argv)
 		case RECORD_OPT_SPOOL:
 			r->push_cfg.spool_dir = optarg;
 			break;
+		case RECORD_OPT_SPOOL_MAX:
+			if (push_parse_size(optarg, &r->push_cfg.spool_max) != 0)
+				cmd_usage_error(e, "invalid --spool-max '%s' (expected a size "
+				    "such as 500k, 100M or 2G)", optarg);
+			break;
 		case RECORD_OPT_TENANT:
 			r->push_cfg.tenant = optarg;
 			break;
@@ -402,9 +411,9 @@ record_exec(int argc, char **argv)
 		cmd_usage_error(e, "--defer cannot be combined with --delay or --duration");
 	if (r.push_cfg.url == NULL && (r.push_cfg.app_name || r.push_cfg.ntags ||
 	    r.push_cfg.nheaders || r.push_cfg.tenant || r.push_cfg.insecure ||
-	    r.push_cfg.spool_dir))
-		cmd_usage_error(e, "--app-name, --tag, --push-header, --tenant, --spool and "
-		    "--insecure go with --push URL");
+	    r.push_cfg.spool_dir || r.push_cfg.spool_max))
+		cmd_usage_error(e, "--app-name, --tag, --push-header, --tenant, --spool, "
+		    "--spool-max and --insecure go with --push URL");
 	script_argv_init(&r.script, e, argc, argv);
 	if (r.format == PROFILE_FORMAT_NONE)
 		r.format = profile_format_from_path(r.output);
@@ -422,6 +431,8 @@ record_exec(int argc, char **argv)
 		r.push_cfg.tags = r.tags;
 		r.push_cfg.headers = r.headers;
 		r.push_cfg.token = getenv("RPERF_PUSH_TOKEN");
+		if (r.push_cfg.token != NULL && *r.push_cfg.token == '\0')
+			r.push_cfg.token = NULL;	/* as rperf push takes it */
 		r.push_cfg.sample_rate = r.cfg.frequency;
 		r.push_cfg.quiet = r.quiet;
 		r.push = push_start(&r.push_cfg, err, sizeof err);

@@ -16,6 +16,7 @@
 #include "output.h"
 #include "profile.h"
 #include "report.h"
+#include "secret.h"
 #include "text.h"
 #include "xmalloc.h"
 
@@ -185,12 +186,13 @@ report_write_svg(FILE *fp, void *arg)
 	struct report *r = arg;
 	struct flamegraph_opts fo;
 	const char *command = profile_comment_value(r->p, "command");
-	char *title;
+	char *title, *clean = command ? secret_scrub_command(command) : NULL;
 	int rc;
 
 	flamegraph_opts_init(&fo);
-	title = xasprintf("Flame Graph: %s", command ? command :
+	title = xasprintf("Flame Graph: %s", clean ? clean :
 	    strcmp(r->input, "-") == 0 ? "standard input" : r->input);
+	free(clean);
 	fo.title = title;
 	fo.value_index = r->topts.value_index;
 	if (report_filter_active(&r->filter))

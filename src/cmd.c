@@ -173,7 +173,9 @@ cmd_getopt(struct cmd_getopt *g, int argc, char **argv)
 	case '?':
 		if (optopt != 0 && optopt != '?')
 			cmd_usage_error(g->entry, "unknown option '-%c'", optopt);
-		cmd_usage_error(g->entry, "unknown option '%s'",
+		/* the name only: a mistyped --push-header=... holds a secret */
+		cmd_usage_error(g->entry, "unknown option '%.*s'",
+		    (int)strcspn(cmd_offending_word(argc, argv), "="),
 		    cmd_offending_word(argc, argv));
 	case ':':
 		if (optopt != 0 && strchr(g->shortopts, optopt) != NULL)

@@ -6,7 +6,11 @@
  * The upload thread is a plain pthread: it never calls Ruby, never holds
  * the GVL and has every signal blocked, so the sampler's timer signals
  * go to the Ruby threads.  push_enqueue() only encodes and takes a mutex
- * for as long as a pointer moves; it never waits for the network.  No
+ * for as long as a pointer moves; it never waits for the network (only,
+ * rarely, for the spooler below to catch up with the disk).  What
+ * the queue cannot hold, and what the server refuses, goes to a second
+ * such thread, the spooler, which writes it to the spool directory as it
+ * comes: an interval is either sent or spooled, never dropped unseen.  No
  * message here may carry a secret: URLs are shown without their user
  * info, header values are never printed, and text that comes back from
  * the server or from libcurl is scrubbed of every secret before it is.
@@ -38,6 +42,7 @@
 #include "error.h"
 #include "pprof.h"
 #include "push.h"
+#include "secret.h"
 #include "xmalloc.h"
 
 #define PUSH_SPOOL_MAGIC "rperf-spool 1\n"
@@ -48,6 +53,7 @@
 struct push {
 	char *url;		/* base + "/ingest", without user info */
 	char *user, *password;	/* from the URL's user info, or NULL */
+	char *basic;		/* base64 of "user:password", as sent */
 	struct push_interval defaults;	/* app, mode, tags, rate (no data) */
 	char **headers;
 	size_t nheaders;
@@ -56,6 +62,13 @@ struct push {
 	double timeout_s;
 	char *spool_dir;
 	size_t queue_max;
+	/* The spool directory's size, scanned at the first spooled interval
+	 * and counted on from there; only the spooler (or push_finish, after
+	 * it stopped) touches these. */
+	uint64_t spool_max, spool_used;
+	int spool_scanned;
+	uint64_t over_bytes;	/* not spooled: over spool_max */
+	int64_t over_ns;	/* how much profile time those covered */
 	CURL *curl;		/* used by one thread at a time */
 	atomic_int aborting;	/* in-flight requests stop when set */
 	int64_t deadline_ns;	/* monotonic; requests stop after it; 0: none */
@@ -66,8 +79,12 @@ struct push {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct push_queue queue;	/* waiting to be sent */
-	struct push_queue held;		/* refused with a 4xx: spooled at exit */
+	struct push_queue spill;	/* pushed out of the queue or refused
+					 * with a 4xx: for the spooler */
 	struct push_interval *inflight;	/* taken by the thread, not yet sent */
+	pthread_t spooler;		/* writes the spill to the spool dir */
+	int spooler_stop;
+	int spool_failed;	/* intervals that could not even be spooled */
 	int stopping;
 	int retry_noted;	/* "retrying" printed since the last success */
 	int last_rejected;	/* the status last reported as refused */
@@ -100,6 +117,11 @@ static struct {
 
 static pthread_once_t push_curl_once = PTHREAD_ONCE_INIT;
 static atomic_uint push_spool_seq;
+
+/* Defined with the spool files, used by the spooler. */
+static uint64_t push_spool_size(const struct push_interval *iv);
+static uint64_t push_spool_dir_size(const char *dir);
+static void push_format_size(uint64_t size, char *buf, size_t len);
 
 /* Load libcurl and initialise it, once per process, before any thread uses it. */
 static void
@@ -378,6 +400,33 @@ push_url_decode(const char *s, size_t len)
 	return out;
 }
 
+/* Base64 of "USER:PASSWORD", what basic authentication sends; free() it. */
+static char *
+push_base64_userpass(const char *user, const char *password)
+{
+	static const char b64[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	char *in = xasprintf("%s:%s", user, password), *out, *o;
+	size_t len = strlen(in), i;
+	uint32_t v;
+
+	out = o = xmalloc(4 * (len / 3 + 1) + 1);
+	for (i = 0; i < len; i += 3) {
+		v = (uint32_t)(unsigned char)in[i] << 16;
+		if (i + 1 < len)
+			v |= (uint32_t)(unsigned char)in[i + 1] << 8;
+		if (i + 2 < len)
+			v |= (uint32_t)(unsigned char)in[i + 2];
+		*o++ = b64[v >> 18 & 63];
+		*o++ = b64[v >> 12 & 63];
+		*o++ = i + 1 < len ? b64[v >> 6 & 63] : '=';
+		*o++ = i + 2 < len ? b64[v & 63] : '=';
+	}
+	*o = '\0';
+	free(in);
+	return out;
+}
+
 /*
  * Split URL into P->url (scheme://host[:port]/path/ingest, no user info)
  * and P->user/P->password.  The URL itself may hold a password, so
@@ -427,6 +476,7 @@ push_parse_url(struct push *p, const char *url, char *err, size_t errlen)
 			error_set(err, errlen, "the user info of the push URL has a bad %%-escape");
 			return -1;
 		}
+		p->basic = push_base64_userpass(p->user, p->password);
 		rest = at + 1;
 	}
 	if (rest == auth_end || *rest == ':') {
@@ -612,6 +662,11 @@ push_scrub(const struct push *p, char *msg, size_t msglen)
 		push_scrub_one(msg, msglen, p->token);
 	if (p->password != NULL)
 		push_scrub_one(msg, msglen, p->password);
+	/* a user name without a password is a token; a short one a name */
+	if (p->user != NULL && *p->password == '\0' && strlen(p->user) >= 4)
+		push_scrub_one(msg, msglen, p->user);
+	if (p->basic != NULL)
+		push_scrub_one(msg, msglen, p->basic);
 	for (i = 0; i < p->nheaders; i++) {
 		const char *v = strchr(p->headers[i], ':') + 1;
 
@@ -694,17 +749,27 @@ push_reason(long status)
 	}
 }
 
-/* "STATUS Reason[: first line of the body]" into ERR. */
+/*
+ * "STATUS Reason[: first line of the body]" into ERR.  A server may echo
+ * what it was sent (a 401 that quotes the Authorization header), so the
+ * whole body is scrubbed of P's secrets and of anything that looks like a
+ * header value or a credential before it is cut: a secret is never shown,
+ * not even the part of one that a cut would leave.
+ */
 static void
-push_status_message(const struct push_reply *r, long status, char *err,
-    size_t errlen)
+push_status_message(const struct push *p, const struct push_reply *r,
+    long status, char *err, size_t errlen)
 {
 	const char *reason = r->reason[0] ? r->reason : push_reason(status);
-	char body[161];
-	size_t i, o = 0;
+	char body[161], text[3 * PUSH_REPLY_MAX + 1], *clean;
+	size_t i, o = 0, len;
 
-	for (i = 0; i < r->body_len && o + 1 < sizeof body; i++) {
-		unsigned char c = (unsigned char)r->body[i];
+	snprintf(text, sizeof text, "%.*s", (int)r->body_len, r->body);
+	push_scrub(p, text, sizeof text);
+	clean = secret_scrub_text(text);
+	len = strlen(clean);
+	for (i = 0; i < len && o + 1 < sizeof body; i++) {
+		unsigned char c = (unsigned char)clean[i];
 
 		if (c == '\n' || c == '\r')
 			break;
@@ -713,6 +778,7 @@ push_status_message(const struct push_reply *r, long status, char *err,
 	while (o > 0 && body[o - 1] == ' ')
 		o--;
 	body[o] = '\0';
+	free(clean);
 	error_set(err, errlen, "%ld%s%s%s%s", status, *reason ? " " : "", reason,
 	    *body ? ": " : "", body);
 }
@@ -801,7 +867,7 @@ push_send(struct push *p, const struct push_interval *iv, char *err,
 	} else if (status >= 200 && status < 300) {
 		res = PUSH_SENT;
 	} else {
-		push_status_message(&reply, status, err, errlen);
+		push_status_message(p, &reply, status, err, errlen);
 		res = status == 408 || status == 429 || status >= 500 ||
 		    status < 100 ? PUSH_RETRY : PUSH_REJECTED;
 	}
@@ -936,6 +1002,13 @@ push_open(const struct push_config *c, char *err, size_t errlen)
 		error_set(err, errlen, "invalid tenant");
 		goto fail;
 	}
+	/* Which one the user meant is unknown, and sending a token to a
+	 * server given other credentials may hand it to the wrong one. */
+	if (c->token != NULL && p->user != NULL) {
+		error_set(err, errlen, "both RPERF_PUSH_TOKEN and a user name in "
+		    "the URL are given; use one of them");
+		goto fail;
+	}
 	if (c->token != NULL && (*c->token == '\0' ||
 	    push_check_header_value_ok(c->token) != 0)) {
 		error_set(err, errlen, "invalid token (empty or with a control character)");
@@ -955,6 +1028,7 @@ push_open(const struct push_config *c, char *err, size_t errlen)
 	p->timeout_s = c->timeout_s > 0 ? c->timeout_s : PUSH_DEFAULT_TIMEOUT_S;
 	p->spool_dir = c->spool_dir ? xstrdup(c->spool_dir) : push_default_spool_dir();
 	p->queue_max = c->queue_max ? c->queue_max : PUSH_DEFAULT_QUEUE_MAX;
+	p->spool_max = c->spool_max ? c->spool_max : PUSH_DEFAULT_SPOOL_MAX;
 	p->curl = push_curl.easy_init();
 	if (p->curl == NULL) {
 		error_set(err, errlen, "cannot start libcurl");
@@ -962,7 +1036,7 @@ push_open(const struct push_config *c, char *err, size_t errlen)
 	}
 	p->seed = (unsigned)push_mono_ns() ^ (unsigned)getpid();
 	push_queue_init(&p->queue, p->queue_max);
-	push_queue_init(&p->held, p->queue_max);
+	push_queue_init(&p->spill, p->queue_max);
 	return p;
 fail:
 	push_close(p);
@@ -979,8 +1053,8 @@ push_close(struct push *p)
 		push_curl.easy_cleanup(p->curl);
 	if (p->queue.items != NULL)
 		push_queue_release(&p->queue);
-	if (p->held.items != NULL)
-		push_queue_release(&p->held);
+	if (p->spill.items != NULL)
+		push_queue_release(&p->spill);
 	if (p->inflight != NULL) {
 		push_interval_release(p->inflight);
 		free(p->inflight);
@@ -989,6 +1063,7 @@ push_close(struct push *p)
 	free(p->url);
 	free(p->user);
 	free(p->password);
+	free(p->basic);
 	push_free_strv(p->headers, p->nheaders);
 	free(p->tenant);
 	free(p->token);
@@ -1023,17 +1098,17 @@ push_abstime(int64_t ns)
 	return ts;
 }
 
-/* Keep IV, refused by the server, for the spool (P->lock held). */
+/*
+ * Hand IV to the spooler (P->lock held).  Waits only while the spooler
+ * is a whole queue behind, that is for the disk, never for the network.
+ */
 static void
-push_hold(struct push *p, struct push_interval *iv)
+push_spill(struct push *p, struct push_interval *iv)
 {
-	struct push_interval *old = push_queue_put(&p->held, iv);
-
-	if (old != NULL) {
-		p->stats.dropped++;
-		push_interval_release(old);
-		free(old);
-	}
+	while (p->spill.count == p->spill.cap)
+		pthread_cond_wait(&p->cond, &p->lock);
+	push_queue_put(&p->spill, iv);
+	pthread_cond_broadcast(&p->cond);
 }
 
 /* The upload thread: send the queue in order, retrying with backoff. */
@@ -1076,7 +1151,7 @@ push_thread(void *arg)
 			p->stats.failed++;
 			p->stats.rejected++;
 			p->inflight = NULL;
-			push_hold(p, iv);
+			push_spill(p, iv);
 			if (atoi(err) != p->last_rejected) {
 				p->last_rejected = atoi(err);
 				fprintf(stderr, "rperf: push to '%s' failed: %s\n",
@@ -1109,7 +1184,97 @@ push_thread(void *arg)
 	return NULL;
 }
 
-/* Validate C and start the upload thread. */
+/*
+ * Spool IV and say where it went; -1 when it could not be written.  Only
+ * the first failure is told in full: a spool directory that cannot be
+ * written fails for every interval of a long run; push_finish counts.
+ */
+static int
+push_spool_one(struct push *p, const struct push_interval *iv)
+{
+	char err[512], *path;
+
+	if (push_spool_write(p->spool_dir, iv, &path, err, sizeof err) != 0) {
+		if (p->spool_failed == 0)
+			fprintf(stderr, "rperf: push: could not keep an unsent "
+			    "profile: %s\n", err);
+		return -1;
+	}
+	fprintf(stderr, "rperf: push: saved an unsent profile to '%s'\n", path);
+	free(path);
+	return 0;
+}
+
+/*
+ * Spool IV unless that would take the spool directory over spool_max,
+ * count it, and free it; P->lock is not held.  The first interval the
+ * limit drops is named at once, so that a long run does not hide it
+ * until its end; push_finish sums them all up.
+ */
+static void
+push_spool_keep(struct push *p, struct push_interval *iv)
+{
+	uint64_t size = push_spool_size(iv);
+	int rc = 0, over;
+	char limit[32];
+
+	if (!p->spool_scanned) {
+		p->spool_used = push_spool_dir_size(p->spool_dir);
+		p->spool_scanned = 1;
+	}
+	over = p->spool_used + size > p->spool_max;
+	if (over && p->over_bytes == 0) {
+		push_format_size(p->spool_max, limit, sizeof limit);
+		fprintf(stderr, "rperf: push: the spool directory '%s' is at its "
+		    "limit of %s: dropping the unsent intervals that do not fit\n",
+		    p->spool_dir, limit);
+	}
+	if (over) {
+		p->over_bytes += size;
+		p->over_ns += iv->until_ns - iv->from_ns;
+	} else {
+		rc = push_spool_one(p, iv);
+		if (rc == 0)
+			p->spool_used += size;
+	}
+	if (p->threaded)
+		pthread_mutex_lock(&p->lock);
+	if (over)
+		p->stats.over_limit++;
+	else if (rc == 0)
+		p->stats.spooled++;
+	else
+		p->spool_failed++;
+	if (p->threaded)
+		pthread_mutex_unlock(&p->lock);
+	push_interval_release(iv);
+	free(iv);
+}
+
+/* The spooler: write the spill as it comes, until told to stop and empty. */
+static void *
+push_spooler(void *arg)
+{
+	struct push *p = arg;
+	struct push_interval *iv;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (p->spill.count == 0 && !p->spooler_stop)
+			pthread_cond_wait(&p->cond, &p->lock);
+		iv = push_queue_take(&p->spill);
+		if (iv == NULL)
+			break;
+		pthread_cond_broadcast(&p->cond);	/* there is room again */
+		pthread_mutex_unlock(&p->lock);
+		push_spool_keep(p, iv);
+		pthread_mutex_lock(&p->lock);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* Validate C and start the upload and spool threads. */
 struct push *
 push_start(const struct push_config *c, char *err, size_t errlen)
 {
@@ -1130,24 +1295,35 @@ push_start(const struct push_config *c, char *err, size_t errlen)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&p->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	/* The thread inherits this mask: no signal is ever delivered to it. */
+	/* The threads inherit this mask: no signal is ever delivered to them. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&p->thread, NULL, push_thread, p);
+	p->threaded = 1;	/* before the threads, which read it */
+	rc = pthread_create(&p->spooler, NULL, push_spooler, p);
+	if (rc == 0) {
+		rc = pthread_create(&p->thread, NULL, push_thread, p);
+		if (rc != 0) {
+			pthread_mutex_lock(&p->lock);
+			p->spooler_stop = 1;
+			pthread_cond_broadcast(&p->cond);
+			pthread_mutex_unlock(&p->lock);
+			pthread_join(p->spooler, NULL);
+		}
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		error_set(err, errlen, "cannot start the push thread: %s",
 		    strerror(rc));
+		p->threaded = 0;
 		pthread_cond_destroy(&p->cond);
 		pthread_mutex_destroy(&p->lock);
 		push_close(p);
 		return NULL;
 	}
-	p->threaded = 1;
 	return p;
 }
 
-/* Encode PROF and queue it; the oldest waiting interval goes when full. */
+/* Encode PROF and queue it; when full, the oldest waiting one is spooled. */
 void
 push_enqueue(struct push *p, const struct profile *prof, int64_t from_ns,
     int64_t until_ns)
@@ -1179,30 +1355,9 @@ push_enqueue(struct push *p, const struct profile *prof, int64_t from_ns,
 	pthread_mutex_lock(&p->lock);
 	old = push_queue_put(&p->queue, iv);
 	if (old != NULL)
-		p->stats.dropped++;
+		push_spill(p, old);
 	pthread_cond_broadcast(&p->cond);
 	pthread_mutex_unlock(&p->lock);
-	if (old != NULL) {
-		push_interval_release(old);
-		free(old);
-	}
-}
-
-/* Spool IV and say where it went; -1 when it could not be written. */
-static int
-push_spool_one(struct push *p, const struct push_interval *iv)
-{
-	char err[512], *path;
-
-	if (push_spool_write(p->spool_dir, iv, &path, err, sizeof err) != 0) {
-		fprintf(stderr, "rperf: push: could not keep an unsent profile: %s\n",
-		    err);
-		return -1;
-	}
-	p->stats.spooled++;
-	fprintf(stderr, "rperf: push: saved an unsent profile to '%s'\n", path);
-	free(path);
-	return 0;
 }
 
 /* Drain for at most timeout_s, then spool what is left, and free P. */
@@ -1227,29 +1382,39 @@ push_finish(struct push *p)
 		pthread_cond_broadcast(&p->cond);
 		pthread_mutex_unlock(&p->lock);
 		pthread_join(p->thread, NULL);
+		/* The uploader may have spilled until it stopped: drain it. */
+		pthread_mutex_lock(&p->lock);
+		p->spooler_stop = 1;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+		pthread_join(p->spooler, NULL);
 		pthread_cond_destroy(&p->cond);
 		pthread_mutex_destroy(&p->lock);
 		p->threaded = 0;
 	}
-	/* Oldest first: what the server refused, the one in flight, the queue. */
-	while ((iv = push_queue_take(&p->held)) != NULL) {
-		rc |= push_spool_one(p, iv);
-		push_interval_release(iv);
-		free(iv);
-	}
+	/* Oldest first: the one in flight, then the queue. */
 	if (p->inflight != NULL) {
-		rc |= push_spool_one(p, p->inflight);
-		push_interval_release(p->inflight);
-		free(p->inflight);
+		push_spool_keep(p, p->inflight);
 		p->inflight = NULL;
 	}
-	while ((iv = push_queue_take(&p->queue)) != NULL) {
-		rc |= push_spool_one(p, iv);
-		push_interval_release(iv);
-		free(iv);
+	while ((iv = push_queue_take(&p->queue)) != NULL)
+		push_spool_keep(p, iv);
+	if (p->stats.over_limit > 0) {
+		char limit[32];
+
+		push_format_size(p->spool_max, limit, sizeof limit);
+		fprintf(stderr, "rperf: push: dropped %llu unsent interval%s "
+		    "(%.1f s of profile, %llu bytes) over the spool limit of %s "
+		    "of '%s'\n", (unsigned long long)p->stats.over_limit,
+		    p->stats.over_limit == 1 ? "" : "s", p->over_ns / 1e9,
+		    (unsigned long long)p->over_bytes, limit, p->spool_dir);
 	}
+	if (p->spool_failed > 1)
+		fprintf(stderr, "rperf: push: could not keep %d unsent profiles "
+		    "in '%s'\n", p->spool_failed, p->spool_dir);
+	rc = p->spool_failed ? -1 : 0;
 	push_close(p);
-	return rc ? -1 : 0;
+	return rc;
 }
 
 /* The counters so far. */
@@ -1268,6 +1433,54 @@ push_stats(const struct push *p, struct push_stats *out)
 }
 
 /* --- spool files --- */
+
+/* Parse a size with an optional k, M or G (powers of 1024). */
+int
+push_parse_size(const char *s, uint64_t *out)
+{
+	static const char units[] = "kmg";
+	const char *u;
+	char *end;
+	double v, mult = 1;
+
+	if (s == NULL || !((*s >= '0' && *s <= '9') || *s == '.'))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	/* digits and a point only: no exponents, hex or "inf" */
+	if (errno != 0 || end == s || strspn(s, "0123456789.") != (size_t)(end - s))
+		return -1;
+	if (*end != '\0') {
+		u = strchr(units, *end | 0x20);
+		if (u == NULL || end[1] != '\0')
+			return -1;
+		mult = (double)((uint64_t)1 << (10 * (u - units + 1)));
+	}
+	v *= mult;
+	if (!(v >= 1) || v > 1e18)
+		return -1;
+	*out = (uint64_t)v;
+	return 0;
+}
+
+/* SIZE as the user would write it: "100M", "1536k", "1000 bytes". */
+static void
+push_format_size(uint64_t size, char *buf, size_t len)
+{
+	static const char units[] = "GMk";
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		uint64_t m = (uint64_t)1 << (10 * (3 - i));
+
+		if (size >= m && size % m == 0) {
+			snprintf(buf, len, "%llu%c", (unsigned long long)(size / m),
+			    units[i]);
+			return;
+		}
+	}
+	snprintf(buf, len, "%llu bytes", (unsigned long long)size);
+}
 
 /* The default spool directory: $XDG_STATE_HOME/rperf/spool. */
 char *
@@ -1341,28 +1554,73 @@ push_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/* The header lines of IV's spool file; their length in *HLEN. */
+static char *
+push_spool_header(const struct push_interval *iv, size_t *hlen)
+{
+	size_t i, cap = 256 + strlen(iv->app_name) + strlen(iv->mode);
+	char *head;
+
+	for (i = 0; i < iv->ntags; i++)
+		cap += strlen(iv->tags[i]) + 8;
+	head = xmalloc(cap);
+	*hlen = (size_t)sprintf(head, "%sapp: %s\nmode: %s\n",
+	    PUSH_SPOOL_MAGIC, iv->app_name, iv->mode);
+	for (i = 0; i < iv->ntags; i++)
+		*hlen += (size_t)sprintf(head + *hlen, "tag: %s\n", iv->tags[i]);
+	*hlen += (size_t)sprintf(head + *hlen, "from-ns: %lld\nuntil-ns: %lld\n"
+	    "sample-rate: %d\nlength: %zu\n\n", (long long)iv->from_ns,
+	    (long long)iv->until_ns, iv->sample_rate, iv->len);
+	return head;
+}
+
+/* The size of IV's spool file. */
+static uint64_t
+push_spool_size(const struct push_interval *iv)
+{
+	size_t hlen;
+
+	free(push_spool_header(iv, &hlen));
+	return (uint64_t)hlen + iv->len;
+}
+
+/* The bytes of the spool files ("*.spool") in DIR; 0 when it is missing. */
+static uint64_t
+push_spool_dir_size(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	struct stat st;
+	uint64_t sum = 0;
+	size_t len;
+
+	if (d == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || len < 7 ||
+		    strcmp(de->d_name + len - 6, ".spool") != 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return sum;
+}
+
 /* Write IV to a new file in DIR, whole or not at all. */
 int
 push_spool_write(const char *dir, const struct push_interval *iv,
     char **path, char *err, size_t errlen)
 {
 	char *head, *name, *tmp, *final, *s;
-	size_t hlen = 0, i, cap;
+	size_t hlen;
 	int fd, saved;
 
 	if (push_mkdirs(dir, err, errlen) != 0)
 		return -1;
-	cap = 256 + strlen(iv->app_name) + strlen(iv->mode);
-	for (i = 0; i < iv->ntags; i++)
-		cap += strlen(iv->tags[i]) + 8;
-	head = xmalloc(cap);
-	hlen += (size_t)sprintf(head + hlen, "%sapp: %s\nmode: %s\n",
-	    PUSH_SPOOL_MAGIC, iv->app_name, iv->mode);
-	for (i = 0; i < iv->ntags; i++)
-		hlen += (size_t)sprintf(head + hlen, "tag: %s\n", iv->tags[i]);
-	hlen += (size_t)sprintf(head + hlen, "from-ns: %lld\nuntil-ns: %lld\n"
-	    "sample-rate: %d\nlength: %zu\n\n", (long long)iv->from_ns,
-	    (long long)iv->until_ns, iv->sample_rate, iv->len);
+	head = push_spool_header(iv, &hlen);
 
 	name = xasprintf("%s.%s-%lld-%ld-%u.spool", iv->app_name, iv->mode,
 	    push_seconds(iv->from_ns), (long)getpid(),

@@ -5,9 +5,10 @@
  *
  * A profile goes out as one POST to URL/ingest?name=APP.MODE{k=v,...}&
  * from=S&until=S&format=pprof&sampleRate=HZ&spyName=rperf with the
- * gzipped pprof as the multipart/form-data field "profile".  What could
- * not be sent by the end of a run is written to a spool directory, one
- * file per interval, which "rperf push" sends later.  Plain C: no Ruby.
+ * gzipped pprof as the multipart/form-data field "profile".  What is not
+ * sent (pushed out of a full queue or refused while the script runs, or
+ * still unsent at its end) is written to a spool directory, one file per
+ * interval, which "rperf push" sends later.  Plain C: no Ruby.
  * Secrets (the token, the password of the URL, the values of extra
  * headers) never appear in a message.
  */
@@ -23,6 +24,8 @@
 #define PUSH_DEFAULT_TIMEOUT_S		5.0
 #define PUSH_DEFAULT_QUEUE_MAX		16
 #define PUSH_DEFAULT_SAMPLE_RATE	100
+/* How many bytes of spool files the spool directory may hold. */
+#define PUSH_DEFAULT_SPOOL_MAX		((uint64_t)100 << 20)
 /* Backoff between attempts: doubling from the first to the last, jittered. */
 #define PUSH_BACKOFF_FIRST_S		0.5
 #define PUSH_BACKOFF_MAX_S		30.0
@@ -45,6 +48,7 @@ struct push_config {
 	double timeout_s;		/* how long push_finish waits; 0 is 5 */
 	const char *spool_dir;		/* NULL: $XDG_STATE_HOME/rperf/spool */
 	size_t queue_max;		/* 0 is PUSH_DEFAULT_QUEUE_MAX */
+	uint64_t spool_max;		/* 0 is PUSH_DEFAULT_SPOOL_MAX */
 	int quiet;			/* no "retrying"/"spooled" notes, errors only */
 };
 
@@ -52,16 +56,17 @@ struct push_stats {
 	uint64_t sent;		/* intervals a 2xx accepted */
 	uint64_t failed;	/* failed attempts (each retry counts) */
 	uint64_t rejected;	/* intervals refused with a 4xx, not retried */
-	uint64_t dropped;	/* intervals dropped because the queue was full */
+	uint64_t dropped;	/* intervals lost: could not be encoded */
 	uint64_t spooled;	/* intervals written to the spool directory */
+	uint64_t over_limit;	/* intervals not spooled: over spool_max */
 };
 
 struct push;
 
 /*
  * Validate C (URL scheme http or https, no query or fragment, app name,
- * mode, tag and header syntax; user info in the URL becomes basic auth)
- * and start the upload thread.  NULL with a one-line message in ERR on a
+ * mode, tag and header syntax; user info in the URL becomes basic auth,
+ * and is refused together with a token) and start the upload thread.  NULL with a one-line message in ERR on a
  * bad config.  C's strings are copied.
  */
 struct push *push_start(const struct push_config *c, char *err, size_t errlen);
@@ -69,17 +74,19 @@ struct push *push_start(const struct push_config *c, char *err, size_t errlen);
 /*
  * Encode PROF as gzipped pprof in memory and queue it for the interval
  * [FROM_NS, UNTIL_NS) (Unix epoch ns).  Quick: never waits for the
- * network; when the queue is full the oldest queued interval is dropped
- * and counted.  Safe to call from a Ruby thread: no Ruby is called.
+ * network; when the queue is full the oldest queued interval goes to the
+ * spool thread, which writes it to the spool directory (this waits only
+ * when that thread is a whole queue of files behind).  Safe to call from
+ * a Ruby thread: no Ruby is called.
  */
 void push_enqueue(struct push *p, const struct profile *prof, int64_t from_ns,
     int64_t until_ns);
 
 /*
  * Wait at most timeout_s for the queue to drain, then write each unsent
- * interval to the spool directory and print one line per file to
- * stderr.  Returns 0, or -1 when an interval could not even be spooled
- * (with a message on stderr).  Frees P.
+ * interval to the spool directory.  Each spooled file, during the run or
+ * now, was named by one line on stderr.  Returns 0, or -1 when an
+ * interval could not even be spooled (with a message on stderr).  Frees P.
  */
 int push_finish(struct push *p);
 
@@ -147,6 +154,12 @@ uint8_t *push_multipart(const uint8_t *data, size_t len, const char *boundary,
 uint8_t *push_encode(const struct profile *prof, size_t *outlen, char *err,
     size_t errlen);
 
+/*
+ * Parse a size such as "512", "64k", "100M" or "1.5G" (powers of 1024)
+ * into *OUT bytes.  Returns 0, or -1 when S is not one or is 0.
+ */
+int push_parse_size(const char *s, uint64_t *out);
+
 /* The default spool directory; free() it. */
 char *push_default_spool_dir(void);
 /* Whether the LEN bytes at BUF start like a spool file. */
@@ -174,8 +187,9 @@ double push_backoff(double *base_s, unsigned *seed);
 
 /*
  * The bounded FIFO of the upload thread, exposed for tests.  put()
- * appends and returns the oldest entry it had to drop to make room, or
- * NULL; take() removes the oldest, or returns NULL when empty.
+ * appends and returns the oldest entry it had to push out to make room
+ * (the caller's to spool), or NULL; take() removes the oldest, or
+ * returns NULL when empty.
  */
 struct push_queue {
 	struct push_interval **items;

@@ -13,8 +13,24 @@
 
 #include "config.h"
 #include "cmd.h"
+#include "secret.h"
 #include "vm.h"
 #include "xmalloc.h"
+
+/* rperf's own copy of argv, reachable until exit (for leak checkers). */
+static char **rperf_args;
+
+/* A deep copy of ARGV (ARGC strings and a NULL). */
+static char **
+rperf_copy_args(int argc, char **argv)
+{
+	char **v = xcalloc((size_t)argc + 1, sizeof *v);
+	int i;
+
+	for (i = 0; i < argc; i++)
+		v[i] = xstrdup(argv[i]);
+	return v;
+}
 
 /* The one-paragraph overview printed by "rperf --help". */
 static void
@@ -109,18 +125,16 @@ __asan_default_options(void)
 int
 main(int argc, char **argv)
 {
-	static char **args;	/* static: kept until exit, like argv */
 	const struct cmd_entry *e;
 	const char *name;
-	int i;
 
-	/* rperf works on a copy: the process's own argument strings are
-	 * where the embedded ruby lays out its argv (see vm.c). */
+	/* Every local user can read the process's argv in /proc/PID/cmdline:
+	 * rperf works on a copy, and the original loses its secrets.  The
+	 * embedded ruby lays its argv out over the original (see vm.c). */
+	rperf_args = rperf_copy_args(argc, argv);
+	secret_scrub_argv(argc, argv);
 	vm_save_process_args(argc, argv);
-	args = xcalloc((size_t)argc + 1, sizeof *args);
-	for (i = 0; i < argc; i++)
-		args[i] = xstrdup(argv[i]);
-	argv = args;
+	argv = rperf_args;
 	if (argc < 2) {
 		rperf_print_help(stderr);
 		return RPERF_EXIT_USAGE;

@@ -17,6 +17,7 @@
 #include "profile.h"
 #include "rperf-module.h"
 #include "script.h"
+#include "secret.h"
 #include "vm.h"
 #include "xmalloc.h"
 
@@ -108,7 +109,6 @@ script_sampler_option(const struct cmd_entry *e, int c, const char *arg,
 void
 script_argv_init(struct script_argv *s, const struct cmd_entry *e, int argc, char **argv)
 {
-	size_t len = strlen("rperf") + 1;
 	int i;
 
 	/* "rperf record ruby app.rb", as with the rperf gem. */
@@ -126,15 +126,8 @@ script_argv_init(struct script_argv *s, const struct cmd_entry *e, int argc, cha
 	s->argv[0] = "ruby";
 	for (i = optind; i < argc; i++)
 		s->argv[i - optind + 1] = argv[i];
-
-	for (i = 0; i < argc; i++)
-		len += strlen(argv[i]) + 1;
-	s->command_line = xmalloc(len);
-	strcpy(s->command_line, "rperf");
-	for (i = 0; i < argc; i++) {
-		strcat(s->command_line, " ");
-		strcat(s->command_line, argv[i]);
-	}
+	/* It goes into every profile, spool file and pushed interval. */
+	s->command_line = secret_command_line("rperf", argc, argv);
 }
 
 /* Free what script_argv_init made. */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "secret.h"
 #include "text.h"
 #include "xmalloc.h"
 
@@ -148,8 +149,13 @@ text_print_header(const struct profile *p, FILE *fp, size_t vi,
 			fprintf(fp, "ruby %s", ruby);
 		fputc('\n', fp);
 	}
-	if (command != NULL)
-		fprintf(fp, "%-10s%s\n", "Command:", command);
+	if (command != NULL) {
+		/* profiles of older rperfs stored it with its secrets */
+		char *clean = secret_scrub_command(command);
+
+		fprintf(fp, "%-10s%s\n", "Command:", clean);
+		free(clean);
+	}
 	fprintf(fp, "%-10s%s", "Mode:", mode ? mode : type);
 	if (freq != NULL) {
 		char *end;

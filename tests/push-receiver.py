@@ -18,6 +18,10 @@ N counts from 1.  Answers 200 unless told otherwise:
   --start-after S    pick and announce the port at once, but only listen
                      after S seconds (the server is "down" until then)
   --timeout S        exit by itself after S seconds (default 60)
+  --echo-header NAME answer with the text "NAME: value" of that request
+                     header, as servers that quote what they refused do
+  --hang             accept connections and read them, but never answer
+                     (a server that has stopped responding); stores nothing
 
 Only the standard library: the multipart body is split by hand.
 """
@@ -120,11 +124,37 @@ class Receiver(BaseHTTPRequestHandler):
             text = "bad multipart body: %s" % e
         if path != "/ingest" and status < 300:
             status, text = 404, "not found"
+        if srv.opts.echo_header:
+            text = "%s: %s" % (srv.opts.echo_header,
+                               self.headers.get(srv.opts.echo_header, ""))
         with open(prefix + ".status", "w") as f:
             f.write("%d\n" % status)
         with open(os.path.join(srv.opts.dir, "log"), "a") as f:
             f.write("%d %d %s\n" % (n, status, path))
         self.answer(status, text)
+
+
+def hang(port, deadline):
+    """Accept on PORT and read until DEADLINE, never answering."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port))
+    s.listen(64)
+    held = []
+    while time.monotonic() < deadline:
+        s.settimeout(max(0.01, min(0.2, deadline - time.monotonic())))
+        try:
+            conn, _ = s.accept()
+            conn.setblocking(False)
+            held.append(conn)
+        except socket.timeout:
+            pass
+        for conn in held:
+            try:
+                conn.recv(65536)  # drain, so the client is never stuck writing
+            except (BlockingIOError, OSError):
+                pass
+    return 0
 
 
 def main():
@@ -135,6 +165,8 @@ def main():
     ap.add_argument("--fail-first", type=int, default=0)
     ap.add_argument("--start-after", type=float, default=0)
     ap.add_argument("--timeout", type=float, default=60)
+    ap.add_argument("--hang", action="store_true")
+    ap.add_argument("--echo-header")
     opts = ap.parse_args()
     os.makedirs(opts.dir, exist_ok=True)
 
@@ -151,6 +183,8 @@ def main():
     deadline = time.monotonic() + opts.timeout
     if opts.start_after > 0:
         time.sleep(min(opts.start_after, opts.timeout))
+    if opts.hang:
+        return hang(port, deadline)
     ThreadingHTTPServer.allow_reuse_address = True
     ThreadingHTTPServer.daemon_threads = True
     srv = ThreadingHTTPServer(("127.0.0.1", port), Receiver)

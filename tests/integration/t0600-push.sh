@@ -108,7 +108,6 @@ test_expect_success 'token and basic auth are sent, never shown' '
 test_expect_success '401: one line naming the URL, no secret, exit 1' '
 	receiver_start r5 --status 401 &&
 	port=${URL##*:} &&
-	export RPERF_PUSH_TOKEN=s3cr3t &&
 	rc=0 && "$RPERF" push --url "http://me:pa55w0rd@127.0.0.1:$port" \
 	    --push-header "X-Api-Key: hdrs3cr3t" app.pb.gz >out 2>err || rc=$?
 	receiver_stop && test "$rc" -eq 1 &&
@@ -116,7 +115,15 @@ test_expect_success '401: one line naming the URL, no secret, exit 1' '
 	test_line_count 1 err &&
 	test_grep "^rperf push: push of .app.pb.gz. to .http://127.0.0.1:$port/ingest. failed: 401 Unauthorized" err &&
 	test_grep ! "s3cr3t|pa55w0rd" err && test_grep ! "s3cr3t|pa55w0rd" out &&
-	test_line_count 1 r5/log
+	test_line_count 1 r5/log &&
+	receiver_start r5b --status 401 &&
+	export RPERF_PUSH_TOKEN=s3cr3t &&
+	rc=0 && "$RPERF" push --url "$URL" \
+	    --push-header "X-Api-Key: hdrs3cr3t" app.pb.gz >out 2>err || rc=$?
+	receiver_stop && test "$rc" -eq 1 &&
+	test_line_count 1 err &&
+	test_grep "failed: 401 Unauthorized" err &&
+	test_grep ! "s3cr3t" err && test_grep ! "s3cr3t" out
 '
 
 test_expect_success '503 twice, then 200: retried and sent' '

@@ -72,8 +72,9 @@ test_expect_success 'the server never comes up: intervals are spooled, rperf pus
 test_expect_success 'a 401: one clear line, no secret, the run goes on' '
 	receiver_start r5 --status 401 &&
 	rc=0 &&
-	RPERF_PUSH_TOKEN=t0ps3cret "$RPERF" record -o /dev/null --push "http://user:pw@${URL#http://}" \
-	    --push-interval 0.5 --push-timeout 1 --spool spool5 -e "t = Time.now; 1 while Time.now - t < 1" \
+	"$RPERF" record -o /dev/null --push "http://user:pw@${URL#http://}" \
+	    --push-header "X-Api-Key: t0ps3cret" --push-interval 0.5 --push-timeout 1 \
+	    --spool spool5 -e "t = Time.now; 1 while Time.now - t < 1" \
 	    >out 2>err || rc=$? &&
 	receiver_stop &&
 	test_grep "failed: 401" err &&

@@ -4,7 +4,7 @@
  * modes, tags, headers and URLs (and that their messages show no
  * secret), the spool file round trip, the bounded queue and the backoff,
  * and the upload thread against a closed loopback port: nothing is sent,
- * what the queue held is spooled and what it dropped is counted.  No
+ * and every interval is spooled, those the full queue pushed out too.  No
  * network beyond 127.0.0.1.
  *
  * Run as "check_push --spool DIR URL PROFILE" it is also the helper
@@ -261,6 +261,13 @@ START_TEST(test_open_urls)
 	ck_assert_ptr_null(push_open(&c, err, sizeof err));
 	ck_assert_ptr_null(strstr(err, "s3cr3t"));
 
+	/* a token and the URL's credentials: refused, neither shown */
+	c.url = "http://me:pwsecret@127.0.0.1/";
+	c.token = "zq9tok";
+	ck_assert_ptr_null(push_open(&c, err, sizeof err));
+	ck_assert_str_eq(err, "both RPERF_PUSH_TOKEN and a user name in the URL "
+	    "are given; use one of them");
+
 	c.url = "http://127.0.0.1/";
 	c.token = "zq9tok";
 	{
@@ -282,23 +289,31 @@ START_TEST(test_send_closed_port_hides_secrets)
 	char url[128], err[512];
 	const char *h[] = { "X-Api-Key: hdrsecret" };
 
-	snprintf(url, sizeof url, "http://me:pwsecret@127.0.0.1:%d/", closed_port());
-	memset(&c, 0, sizeof c);
-	c.url = url;
-	c.token = "toksecret";
-	c.headers = h;
-	c.nheaders = 1;
-	p = push_open(&c, err, sizeof err);
-	ck_assert_msg(p != NULL, "%s", err);
+	int port = closed_port(), i;
+
 	make_interval(&iv);
 	iv.data = xmalloc(4);
 	memcpy(iv.data, "\x1f\x8b\x08\x00", 4);
 	iv.len = 4;
-	ck_assert_int_eq(push_send(p, &iv, err, sizeof err), PUSH_RETRY);
-	ck_assert_msg(err[0] != '\0', "no message");
-	ck_assert_ptr_null(strstr(err, "secret"));
+	/* the URL's credentials, then a token: the two are not taken together */
+	for (i = 0; i < 2; i++) {
+		if (i == 0)
+			snprintf(url, sizeof url, "http://me:pwsecret@127.0.0.1:%d/", port);
+		else
+			snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
+		memset(&c, 0, sizeof c);
+		c.url = url;
+		c.token = i == 1 ? "toksecret" : NULL;
+		c.headers = h;
+		c.nheaders = 1;
+		p = push_open(&c, err, sizeof err);
+		ck_assert_msg(p != NULL, "%s", err);
+		ck_assert_int_eq(push_send(p, &iv, err, sizeof err), PUSH_RETRY);
+		ck_assert_msg(err[0] != '\0', "no message");
+		ck_assert_ptr_null(strstr(err, "secret"));
+		push_close(p);
+	}
 	push_interval_release(&iv);
-	push_close(p);
 }
 END_TEST
 
@@ -477,11 +492,11 @@ START_TEST(test_thread_spools_what_it_cannot_send)
 		    (int64_t)(1010 + i) * 1000000000);
 	push_stats(p, &st);
 	ck_assert_uint_eq(st.sent, 0);
-	/* 2 wait in the queue and at most one is in flight */
-	ck_assert_uint_ge(st.dropped, 2);
-	ck_assert_uint_le(st.dropped, 3);
+	ck_assert_uint_eq(st.dropped, 0);
 	ck_assert_int_eq(push_finish(p), 0);
-	ck_assert_int_eq(count_suffix(dir, ".spool"), 5 - (int)st.dropped);
+	/* 2 waited in the queue, at most one was in flight, the rest were
+	 * pushed out of the queue: all 5 are spooled */
+	ck_assert_int_eq(count_suffix(dir, ".spool"), 5);
 	/* the newest interval is among those kept */
 	{
 		char *path = xasprintf("%s/t.cpu-1004-%ld-", dir, (long)getpid());
@@ -498,6 +513,79 @@ START_TEST(test_thread_spools_what_it_cannot_send)
 	}
 	profile_free(prof);
 	remove_dir(dir);
+}
+END_TEST
+
+START_TEST(test_spool_limit)
+{
+	char *dir = make_dir(), url[64], err[512], *old;
+	struct push_config c;
+	struct profile *prof = tu_sample_profile();
+	struct push *p;
+	FILE *fp;
+	int i;
+
+	/* A spool file of an earlier run already takes 900 of the 1000 bytes. */
+	old = xasprintf("%s/old.cpu-1-1-1.spool", dir);
+	fp = fopen(old, "w");
+	ck_assert_ptr_nonnull(fp);
+	for (i = 0; i < 900; i++)
+		fputc('x', fp);
+	fclose(fp);
+	snprintf(url, sizeof url, "http://127.0.0.1:%d", closed_port());
+	memset(&c, 0, sizeof c);
+	c.url = url;
+	c.app_name = "t";
+	c.mode = "cpu";
+	c.timeout_s = 0.2;
+	c.queue_max = 2;
+	c.spool_dir = dir;
+	c.spool_max = 1000;
+	c.quiet = 1;
+	p = push_start(&c, err, sizeof err);
+	ck_assert_msg(p != NULL, "%s", err);
+	for (i = 0; i < 5; i++)
+		push_enqueue(p, prof, (int64_t)(1000 + i) * 1000000000,
+		    (int64_t)(1010 + i) * 1000000000);
+	ck_assert_int_eq(push_finish(p), 0);
+	/* no interval fits in the 100 bytes left: none is written, and a
+	 * limit reached is not a failure */
+	ck_assert_int_eq(count_suffix(dir, ".spool"), 1);
+	ck_assert_int_eq(unlink(old), 0);
+	free(old);
+
+	c.spool_max = 0;	/* the default, 100M */
+	p = push_start(&c, err, sizeof err);
+	ck_assert_msg(p != NULL, "%s", err);
+	for (i = 0; i < 5; i++)
+		push_enqueue(p, prof, (int64_t)(1000 + i) * 1000000000,
+		    (int64_t)(1010 + i) * 1000000000);
+	ck_assert_int_eq(push_finish(p), 0);
+	ck_assert_int_eq(count_suffix(dir, ".spool"), 5);
+	profile_free(prof);
+	remove_dir(dir);
+}
+END_TEST
+
+START_TEST(test_parse_size)
+{
+	static const struct { const char *s; uint64_t want; } ok[] = {
+		{ "1", 1 }, { "512", 512 }, { "64k", 65536 }, { "64K", 65536 },
+		{ "100M", 104857600 }, { "100m", 104857600 },
+		{ "1.5G", 1610612736 }, { "2g", 2147483648ULL }, { "0.5k", 512 },
+	};
+	static const char *const bad[] = { "", "0", "0k", "-1", "1x", "1kb",
+	    "k", "1.5.2", " 1", "1e3", "0x10", "inf", "nan", "1 M", NULL };
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		ck_assert_msg(push_parse_size(ok[i].s, &v) == 0, "'%s'", ok[i].s);
+		ck_assert_msg(v == ok[i].want, "'%s': %llu", ok[i].s,
+		    (unsigned long long)v);
+	}
+	for (i = 0; bad[i] != NULL; i++)
+		ck_assert_msg(push_parse_size(bad[i], &v) == -1, "'%s'", bad[i]);
 }
 END_TEST
 
@@ -537,6 +625,8 @@ push_suite(void)
 	tcase_add_test(tc, test_backoff);
 	tcase_add_test(tc, test_thread_spools_what_it_cannot_send);
 	tcase_add_test(tc, test_start_needs_name_and_mode);
+	tcase_add_test(tc, test_spool_limit);
+	tcase_add_test(tc, test_parse_size);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -108,6 +108,28 @@ START_TEST(test_options)
 }
 END_TEST
 
+START_TEST(test_old_command_secrets)
+{
+	struct profile *p = tu_sample_profile();
+	size_t i;
+	char *out;
+
+	/* as rperf recorded it before it masked its command line */
+	for (i = 0; i < p->ncomments; i++) {
+		if (strncmp(profile_str(p, p->comments[i]), "command:", 8) == 0)
+			p->comments[i] = profile_intern(p, "command: rperf record "
+			    "--push http://me:pw5ecret@h/ --push-header "
+			    "X-Api-Key: k3y5ecret -o x.pb.gz app.rb");
+	}
+	out = report(p, NULL);
+	ck_assert_ptr_nonnull(strstr(out, "Command:  rperf record --push "
+	    "http://me:***@h/ --push-header X-Api-Key: *** -o x.pb.gz app.rb\n"));
+	ck_assert_ptr_null(strstr(out, "5ecret"));
+	free(out);
+	profile_free(p);
+}
+END_TEST
+
 START_TEST(test_empty)
 {
 	struct profile *p = profile_new();
@@ -210,6 +232,7 @@ text_suite(void)
 	tcase_add_test(tc, test_known_report);
 	tcase_add_test(tc, test_options);
 	tcase_add_test(tc, test_empty);
+	tcase_add_test(tc, test_old_command_secrets);
 	tcase_add_test(tc, test_big_numbers_and_ties);
 	tcase_add_test(tc, test_unknown_and_long_names);
 	tcase_add_test(tc, test_write_error);
