@@ -462,6 +462,7 @@ stat_repeat(struct stat *st)
 			break;
 		}
 		if (pid == 0) {
+			free(runs);	/* the parent's; the child sends its own */
 			close(fds[0]);
 			st->figures_fd = fds[1];
 			st->save = st->output != NULL && i == st->repeat - 1;
