@@ -112,7 +112,7 @@ struct stat_run {
 /* Everything one "rperf stat" needs, in one place. */
 struct stat {
 	struct sampler_config cfg;
-	const char *output;
+	const char *output;	/* absolute: the script may chdir */
 	int report;
 	size_t top;
 	int json;
@@ -536,6 +536,7 @@ static int
 stat_exec_common(const struct cmd_entry *e, int report, int argc, char **argv)
 {
 	struct stat st;
+	char *output = NULL;
 	int status;
 
 	memset(&st, 0, sizeof st);
@@ -549,6 +550,8 @@ stat_exec_common(const struct cmd_entry *e, int report, int argc, char **argv)
 	script_argv_init(&st.script, e, argc, argv);
 	if (st.output != NULL && strcmp(st.output, "-") == 0)
 		cmd_usage_error(e, "the profile cannot go to stdout: it belongs to the script");
+	if (st.output != NULL)
+		st.output = output = script_absolute_path(st.output);
 	if (st.repeat > 1) {
 		status = stat_repeat(&st);
 	} else {
@@ -556,6 +559,7 @@ stat_exec_common(const struct cmd_entry *e, int report, int argc, char **argv)
 		status = stat_run_vm(&st);
 	}
 	script_argv_release(&st.script);
+	free(output);
 	return status;
 }
 

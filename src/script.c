@@ -164,6 +164,19 @@ script_add_comments(const struct script_argv *s)
 	free(c);
 }
 
+/* PATH made absolute against the current directory (to be freed). */
+char *
+script_absolute_path(const char *path)
+{
+	char *cwd, *abs;
+
+	if (path[0] == '/' || strcmp(path, "-") == 0 || (cwd = getcwd(NULL, 0)) == NULL)
+		return xstrdup(path);
+	abs = xasprintf("%s%s%s", cwd, cwd[strlen(cwd) - 1] == '/' ? "" : "/", path);
+	free(cwd);
+	return abs;
+}
+
 /* Parse a number of seconds (decimals allowed) in [0, MAX]; -1 if not. */
 int
 script_parse_seconds(const char *arg, double max, double *out)

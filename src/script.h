@@ -56,6 +56,10 @@ void script_argv_release(struct script_argv *s);
 /* Comments every profile of a script run carries: versions, command. */
 void script_add_comments(const struct script_argv *s);
 
+/* PATH made absolute against the current directory, before the script
+ * can chdir (to be freed); "-" and absolute paths are copied as they are. */
+char *script_absolute_path(const char *path);
+
 /* Parse a number of seconds (decimals allowed) in [0, MAX]; -1 if not. */
 int script_parse_seconds(const char *arg, double max, double *out);
 
