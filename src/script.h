@@ -79,9 +79,10 @@ struct script_procs {
 	void *arg;
 };
 
-/* With the sampler running: set up the session.  0, or -1 with a message
- * in ERR. */
-int script_procs_start(struct script_procs *sp, char *err, size_t errlen);
+/* With the sampler running: note the root.  The session directory is
+ * made at the first fork (a run that never forks makes none); if it
+ * cannot be, one warning says so and the children are not profiled. */
+void script_procs_start(struct script_procs *sp);
 /* Right before the script runs (vm_hooks.ready): the fork/exec hooks. */
 void script_procs_ready(struct script_procs *sp);
 
