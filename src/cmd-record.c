@@ -170,7 +170,7 @@ record_vm_finish(void *arg, int ran)
 			fprintf(stderr, "rperf record: %s\n", err);
 			rc = -1;
 		}
-	} else if (profile_write_file(p, r->output_path, r->format, &topts, err,
+	} else if (profile_write_file_as(p, r->output_path, r->output, r->format, &topts, err,
 	    sizeof err) != 0) {
 		fprintf(stderr, "rperf record: %s\n", err);
 		rc = -1;
@@ -239,15 +239,16 @@ static void
 record_snapshot(const struct profile *p, void *arg)
 {
 	struct record *r = arg;
-	char *path = record_snapshot_path(r), err[512];
+	char *path = record_snapshot_path(r), *shown, err[512];
 	enum profile_format fmt = r->print ? PROFILE_FORMAT_PPROF : r->format;
-	const char *shown = r->print || strcmp(r->output, "-") == 0 ? "rperf.data" : r->output;
 
-	if (profile_write_new(p, path, fmt, err, sizeof err) != 0)
+	shown = xasprintf("%s.%ld.%u", r->print || strcmp(r->output, "-") == 0 ?
+	    "rperf.data" : r->output, (long)getpid(), r->snapshots);
+	if (profile_write_new(p, path, shown, fmt, err, sizeof err) != 0)
 		fprintf(stderr, "rperf record: snapshot: %s\n", err);
 	else if (!r->quiet)
-		fprintf(stderr, "rperf: wrote snapshot '%s.%ld.%u'\n", shown, (long)getpid(),
-		    r->snapshots);
+		fprintf(stderr, "rperf: wrote snapshot '%s'\n", shown);
+	free(shown);
 	free(path);
 }
 
@@ -267,7 +268,7 @@ record_save_now(void *arg)
 	}
 	script_procs_merge(&r->procs, &p, 0, NULL, 0);
 	script_procs_release(&r->procs);
-	if (profile_write_file(p, r->print ? "-" : r->output_path,
+	if (profile_write_file_as(p, r->print ? "-" : r->output_path, r->output,
 	    r->print ? PROFILE_FORMAT_TEXT : r->format, NULL, err, sizeof err) != 0)
 		fprintf(stderr, "rperf record: %s\n", err);
 	else if (!r->quiet && !r->print && strcmp(r->output, "-") != 0)

@@ -360,6 +360,13 @@ int
 output_write_file(const char *path, output_write_fn fn, void *arg, char *err,
     size_t errlen)
 {
+	return output_write_file_as(path, path, fn, arg, err, errlen);
+}
+
+int
+output_write_file_as(const char *path, const char *display, output_write_fn fn, void *arg,
+    char *err, size_t errlen)
+{
 	struct stat st, dst;
 	const char *base;
 	char *cur = NULL, *next;
@@ -400,7 +407,7 @@ output_write_file(const char *path, output_write_fn fn, void *arg, char *err,
 			if (!output_may_follow(&dst, &st)) {
 				error_set(err, errlen, "cannot write '%s': not following "
 				    "a symbolic link another user owns in a shared directory",
-				    path);
+				    display);
 				goto out_quiet;
 			}
 			/* A device or FIFO behind it (/dev/stdout): the kernel
@@ -436,7 +443,7 @@ fail:
 	rc = -1;
 out:
 	if (rc != 0)
-		error_set(err, errlen, "cannot write '%s': %s", path,
+		error_set(err, errlen, "cannot write '%s': %s", display,
 		    strerror(errno ? errno : EIO));
 out_quiet:
 	if (dirfd != -1)
@@ -450,28 +457,36 @@ profile_write_file(const struct profile *p, const char *path,
     enum profile_format fmt, const struct text_opts *topts, char *err,
     size_t errlen)
 {
-	struct output_profile_arg a = { p, fmt, topts };
-
-	if (fmt == PROFILE_FORMAT_NONE) {
-		error_set(err, errlen, "no format to write '%s' in", path);
-		return -1;
-	}
-	return output_write_file(path, output_profile_fn, &a, err, errlen);
+	return profile_write_file_as(p, path, path, fmt, topts, err, errlen);
 }
 
 int
-profile_write_new(const struct profile *p, const char *path, enum profile_format fmt,
-    char *err, size_t errlen)
+profile_write_file_as(const struct profile *p, const char *path, const char *display,
+    enum profile_format fmt, const struct text_opts *topts, char *err,
+    size_t errlen)
+{
+	struct output_profile_arg a = { p, fmt, topts };
+
+	if (fmt == PROFILE_FORMAT_NONE) {
+		error_set(err, errlen, "no format to write '%s' in", display);
+		return -1;
+	}
+	return output_write_file_as(path, display, output_profile_fn, &a, err, errlen);
+}
+
+int
+profile_write_new(const struct profile *p, const char *path, const char *display,
+    enum profile_format fmt, char *err, size_t errlen)
 {
 	struct output_profile_arg a = { p, fmt, NULL };
 	const char *base;
 	int dirfd, rc;
 
 	if ((dirfd = output_open_parent(path, &base)) == -1) {
-		error_set(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+		error_set(err, errlen, "cannot write '%s': %s", display, strerror(errno));
 		return -1;
 	}
-	rc = output_write_at(dirfd, base, OUTPUT_NOREPLACE, output_profile_fn, &a, path,
+	rc = output_write_at(dirfd, base, OUTPUT_NOREPLACE, output_profile_fn, &a, display,
 	    err, errlen);
 	close(dirfd);
 	return rc;

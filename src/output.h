@@ -47,6 +47,10 @@ typedef int (*output_write_fn)(FILE *fp, void *arg);
  */
 int output_write_file(const char *path, output_write_fn fn, void *arg, char *err,
     size_t errlen);
+/* output_write_file naming the file DISPLAY in ERR (the spelling the user
+ * gave, when PATH was made absolute). */
+int output_write_file_as(const char *path, const char *display, output_write_fn fn,
+    void *arg, char *err, size_t errlen);
 
 /* output_write_at: fail if NAME exists rather than replace it. */
 #define OUTPUT_NOREPLACE 1
@@ -69,11 +73,16 @@ int output_write_at(int dirfd, const char *name, int flags, output_write_fn fn, 
 int profile_write_file(const struct profile *p, const char *path,
     enum profile_format fmt, const struct text_opts *topts, char *err,
     size_t errlen);
+/* profile_write_file naming the file DISPLAY in ERR. */
+int profile_write_file_as(const struct profile *p, const char *path, const char *display,
+    enum profile_format fmt, const struct text_opts *topts, char *err,
+    size_t errlen);
 
 /* Write P to PATH, a new file rperf names (a snapshot): whatever is at
- * PATH already, a symlink included, is an error, never written through. */
-int profile_write_new(const struct profile *p, const char *path, enum profile_format fmt,
-    char *err, size_t errlen);
+ * PATH already, a symlink included, is an error, never written through.
+ * DISPLAY names it in ERR. */
+int profile_write_new(const struct profile *p, const char *path, const char *display,
+    enum profile_format fmt, char *err, size_t errlen);
 
 /* Write P to NAME in DIRFD through output_write_at (replacing). */
 int profile_write_at(const struct profile *p, int dirfd, const char *name,

@@ -53,7 +53,7 @@ test_expect_success 'a snapshot is never written through a link planted at its n
 	test "$(cat victim)" = secret &&
 	test "$(stat -c %a victim)" = 600 &&
 	test -L "snap.data.$pid.1" &&
-	test_grep "snapshot: cannot write .*snap.data.$pid.1.: File exists" err &&
+	test_grep "^rperf record: snapshot: cannot write .snap.data.$pid.1.: File exists$" err &&
 	test -s "snap.data.$pid.2" && ! test -e "sub/snap.data.$pid.2" &&
 	test_grep "wrote snapshot .snap.data.$pid.2." err &&
 	test -s snap.data
@@ -66,7 +66,7 @@ if test_other_user; then
 		ln -s "$PWD/victim2" shared/out.pb.gz &&
 		chown -h "$OTHER_USER" shared/out.pb.gz &&
 		test_expect_code 1 "$RPERF" record -q -o shared/out.pb.gz -e "100_000.times.sum" 2>err &&
-		test_grep "cannot write .[^ ]*/shared/out.pb.gz.: not following a symbolic link another user owns in a shared directory" err &&
+		test_grep "cannot write .shared/out.pb.gz.: not following a symbolic link another user owns in a shared directory" err &&
 		test "$(cat victim2)" = secret &&
 		test "$(stat -c %a victim2)" = 600 &&
 		test "$(ls shared)" = out.pb.gz

@@ -317,13 +317,13 @@ START_TEST(test_write_new_and_at)
 	ck_assert_int_eq(symlink(victim, link), 0);
 
 	/* A name rperf makes up: whatever is there is an error. */
-	ck_assert_int_eq(profile_write_new(p, link, PROFILE_FORMAT_PPROF, err,
+	ck_assert_int_eq(profile_write_new(p, link, link, PROFILE_FORMAT_PPROF, err,
 	    sizeof err), -1);
 	want = xasprintf("cannot write '%s': File exists", link);
 	ck_assert_str_eq(err, want);
 	free(want);
 	path = xasprintf("%s/snap.2", dir);
-	ck_assert_msg(profile_write_new(p, path, PROFILE_FORMAT_PPROF, err,
+	ck_assert_msg(profile_write_new(p, path, path, PROFILE_FORMAT_PPROF, err,
 	    sizeof err) == 0, "%s", err);
 	q = profile_read(path, err, sizeof err);
 	ck_assert_msg(q != NULL, "%s", err);
