@@ -283,8 +283,10 @@ session_collect(const struct session *s, struct profile *out, double timeout_s,
 		}
 	}
 	closedir(dir);
-	qsort(found, nfound, sizeof *found, session_cmp_long);
-	qsort(missing, nmissing, sizeof *missing, session_cmp_long);
+	if (nfound > 1)
+		qsort(found, nfound, sizeof *found, session_cmp_long);
+	if (nmissing > 1)
+		qsort(missing, nmissing, sizeof *missing, session_cmp_long);
 	for (i = 0; i < nfound; i++) {
 		char *name = session_name(found[i], "pb.gz");
 		char *shown = xasprintf("%s/%s", s->dir, name);
