@@ -108,7 +108,9 @@ static const struct cmd_option record_options[] = {
 /* Everything one "rperf record" run needs, in one place. */
 struct record {
 	struct sampler_config cfg;
-	const char *output;
+	const char *output;	/* as given, for messages */
+	char *output_path;	/* absolute: the script may chdir */
+	char *snapshot_base;	/* absolute OUTPUT of OUTPUT.PID.N */
 	enum profile_format format;
 	int print;
 	int quiet;
@@ -172,7 +174,8 @@ record_vm_finish(void *arg, int ran)
 			fprintf(stderr, "rperf record: %s\n", err);
 			rc = -1;
 		}
-	} else if (profile_write_file(p, r->output, r->format, &topts, err, sizeof err) != 0) {
+	} else if (profile_write_file_as(p, r->output_path, r->output, r->format, &topts, err,
+	    sizeof err) != 0) {
 		fprintf(stderr, "rperf record: %s\n", err);
 		rc = -1;
 	} else if (!r->quiet && strcmp(r->output, "-") != 0) {
@@ -231,23 +234,25 @@ record_app_name(const struct script_argv *s)
 static char *
 record_snapshot_path(struct record *r)
 {
-	const char *base = r->print || strcmp(r->output, "-") == 0 ? "rperf.data" : r->output;
-
-	return xasprintf("%s.%ld.%u", base, (long)getpid(), ++r->snapshots);
+	return xasprintf("%s.%ld.%u", r->snapshot_base, (long)getpid(), ++r->snapshots);
 }
 
-/* A snapshot asked for by "rperf snapshot PID": write it, go on. */
+/* A snapshot asked for by "rperf snapshot PID": write it, go on.  Its name
+ * is ours to choose, so it must be new: nothing there is written through. */
 static void
 record_snapshot(const struct profile *p, void *arg)
 {
 	struct record *r = arg;
-	char *path = record_snapshot_path(r), err[512];
+	char *path = record_snapshot_path(r), *shown, err[512];
 	enum profile_format fmt = r->print ? PROFILE_FORMAT_PPROF : r->format;
 
-	if (profile_write_file(p, path, fmt, NULL, err, sizeof err) != 0)
+	shown = xasprintf("%s.%ld.%u", r->print || strcmp(r->output, "-") == 0 ?
+	    "rperf.data" : r->output, (long)getpid(), r->snapshots);
+	if (profile_write_new(p, path, shown, fmt, err, sizeof err) != 0)
 		fprintf(stderr, "rperf record: snapshot: %s\n", err);
 	else if (!r->quiet)
-		fprintf(stderr, "rperf: wrote snapshot '%s'\n", path);
+		fprintf(stderr, "rperf: wrote snapshot '%s'\n", shown);
+	free(shown);
 	free(path);
 }
 
@@ -267,7 +272,7 @@ record_save_now(void *arg)
 	}
 	script_procs_merge(&r->procs, &p, 0, NULL, 0);
 	script_procs_release(&r->procs);
-	if (profile_write_file(p, r->print ? "-" : r->output,
+	if (profile_write_file_as(p, r->print ? "-" : r->output_path, r->output,
 	    r->print ? PROFILE_FORMAT_TEXT : r->format, NULL, err, sizeof err) != 0)
 		fprintf(stderr, "rperf record: %s\n", err);
 	else if (!r->quiet && !r->print && strcmp(r->output, "-") != 0)
@@ -419,6 +424,9 @@ record_exec(int argc, char **argv)
 		r.format = profile_format_from_path(r.output);
 	if (r.format == PROFILE_FORMAT_NONE)
 		r.format = PROFILE_FORMAT_PPROF;
+	r.output_path = script_absolute_path(r.output);
+	r.snapshot_base = script_absolute_path(r.print || strcmp(r.output, "-") == 0 ?
+	    "rperf.data" : r.output);
 	if (strcmp(r.output, "-") == 0 && isatty(STDOUT_FILENO) &&
 	    r.format == PROFILE_FORMAT_PPROF)
 		cmd_usage_error(e, "refusing to write a binary pprof profile to a terminal");
@@ -452,6 +460,8 @@ record_exec(int argc, char **argv)
 	if (r.push != NULL && getpid() == r.procs.root)
 		push_finish(r.push);	/* the VM never got to run the script */
 	script_argv_release(&r.script);
+	free(r.output_path);
+	free(r.snapshot_base);
 	free(r.tags);
 	free(r.headers);
 	return status;

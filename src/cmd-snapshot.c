@@ -4,16 +4,26 @@
  * (OUTPUT.PID.N) and keep running.  The request is a real-time signal
  * (SIGRTMIN+9 unless --control-signal says otherwise, on both sides), not
  * USR1/USR2, which servers such as Puma and Unicorn use for themselves.
- * Only a process whose executable is rperf is signalled.
+ *
+ * The signal's default action terminates, so a process is signalled only
+ * when everything says it will take it as a request: it is not process 1,
+ * it is wholly ours (real, effective and saved uid), its executable can be
+ * read and is rperf, and it catches that very signal (SigCgt).  Anything
+ * that cannot be checked is a refusal, never a guess.  The signal goes
+ * through a pidfd opened before the checks, so a pid reused meanwhile is
+ * never signalled.
  */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cmd.h"
+#include "error.h"
 
 enum {
 	SNAPSHOT_OPT_CONTROL_SIGNAL = 256,
@@ -26,22 +36,111 @@ static const struct cmd_option snapshot_options[] = {
 	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0 }
 };
 
-/* Whether process PID runs the rperf executable (by /proc/PID/exe). */
+/* What /proc/PID/status says about a process. */
+struct snapshot_status {
+	unsigned long uid[3];	/* real, effective, saved */
+	unsigned long long sigcgt;	/* caught signals, bit N-1 for N */
+};
+
+/* Read /proc/PID/status into ST; 0, or -1 with errno set. */
 static int
-snapshot_is_rperf(long pid)
+snapshot_read_status(long pid, struct snapshot_status *st)
+{
+	char path[64], line[256];
+	int have_uid = 0, have_cgt = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof line, fp) != NULL) {
+		if (sscanf(line, "Uid: %lu %lu %lu", &st->uid[0], &st->uid[1],
+		    &st->uid[2]) == 3)
+			have_uid = 1;
+		else if (sscanf(line, "SigCgt: %llx", &st->sigcgt) == 1)
+			have_cgt = 1;
+	}
+	fclose(fp);
+	if (!have_uid || !have_cgt) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether process PID may be sent SIG; if not, why, in WHY. */
+static int
+snapshot_may_signal(long pid, int sig, char *why, size_t len)
 {
 	char link[64], target[PATH_MAX];
+	struct snapshot_status st;
 	const char *base;
+	uid_t me = getuid();
 	ssize_t n;
+	int i;
 
+	if (pid == 1) {
+		error_set(why, len, "refusing to signal process 1 (init)");
+		return 0;
+	}
+	if (snapshot_read_status(pid, &st) != 0) {
+		if (errno == ENOENT)
+			error_set(why, len, "no process %ld", pid);
+		else
+			error_set(why, len, "cannot read '/proc/%ld/status': %s", pid,
+			    strerror(errno));
+		return 0;
+	}
+	for (i = 0; i < 3; i++) {
+		if (st.uid[i] != (unsigned long)me) {
+			error_set(why, len, "process %ld belongs to another user (uid %lu)",
+			    pid, st.uid[i]);
+			return 0;
+		}
+	}
 	snprintf(link, sizeof link, "/proc/%ld/exe", pid);
 	n = readlink(link, target, sizeof target - 1);
-	if (n < 0)
-		return errno == EACCES ? 1 : 0;	/* not ours to check: let kill decide */
+	if (n < 0) {
+		error_set(why, len, "cannot tell whether process %ld runs rperf: "
+		    "cannot read '%s': %s", pid, link, strerror(errno));
+		return 0;
+	}
 	target[n] = '\0';
 	base = strrchr(target, '/');
 	base = base ? base + 1 : target;
-	return strstr(base, "rperf") != NULL;
+	if (strstr(base, "rperf") == NULL) {
+		error_set(why, len, "process %ld is not running under rperf", pid);
+		return 0;
+	}
+	if (sig < 1 || sig > 64 || !(st.sigcgt & (1ULL << (sig - 1)))) {
+		error_set(why, len, "process %ld does not listen to signal %d (started "
+		    "with --control-signal false or another signal?)", pid, sig);
+		return 0;
+	}
+	return 1;
+}
+
+/* Open a pidfd for PID: -1 with errno set (ENOSYS where there is none). */
+static int
+snapshot_pidfd_open(long pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+#else
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* Send SIG through PIDFD, or to PID by number where pidfds are missing. */
+static int
+snapshot_send(int pidfd, long pid, int sig)
+{
+#ifdef SYS_pidfd_send_signal
+	if (pidfd >= 0)
+		return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+#endif
+	return kill((pid_t)pid, sig);
 }
 
 /* "rperf snapshot [--control-signal N] PID...". */
@@ -50,7 +149,8 @@ snapshot_exec(int argc, char **argv)
 {
 	const struct cmd_entry *e = &cmd_snapshot_entry;
 	struct cmd_getopt g;
-	int c, sig = SIGRTMIN + 9, rc = RPERF_EXIT_OK, i;
+	int c, sig = SIGRTMIN + 9, rc = RPERF_EXIT_OK, i, pidfd;
+	char why[PATH_MAX + 128];
 	long v;
 
 	cmd_getopt_init(&g, e);
@@ -71,17 +171,25 @@ snapshot_exec(int argc, char **argv)
 	}
 	for (i = optind; i < argc; i++) {
 		cmd_parse_long(argv[i], 1, INT_MAX, &v);
-		if (kill((pid_t)v, 0) != 0 && errno == ESRCH) {
+		/* Pin the process first: if it dies and its pid is reused
+		 * while we look at /proc, the signal fails with ESRCH. */
+		pidfd = snapshot_pidfd_open(v);
+		if (pidfd == -1 && errno == ESRCH) {
 			fprintf(stderr, "rperf snapshot: no process %ld\n", v);
 			rc = RPERF_EXIT_FAILURE;
-		} else if (!snapshot_is_rperf(v)) {
-			fprintf(stderr, "rperf snapshot: process %ld is not running under rperf\n", v);
+		} else if (!snapshot_may_signal(v, sig, why, sizeof why)) {
+			fprintf(stderr, "rperf snapshot: %s\n", why);
 			rc = RPERF_EXIT_FAILURE;
-		} else if (kill((pid_t)v, sig) != 0) {
-			fprintf(stderr, "rperf snapshot: cannot signal process %ld: %s\n", v,
-			    strerror(errno));
+		} else if (snapshot_send(pidfd, v, sig) != 0) {
+			if (errno == ESRCH)
+				fprintf(stderr, "rperf snapshot: no process %ld\n", v);
+			else
+				fprintf(stderr, "rperf snapshot: cannot signal process %ld: %s\n",
+				    v, strerror(errno));
 			rc = RPERF_EXIT_FAILURE;
 		}
+		if (pidfd >= 0)
+			close(pidfd);
 	}
 	return rc;
 }

@@ -112,7 +112,8 @@ struct stat_run {
 /* Everything one "rperf stat" needs, in one place. */
 struct stat {
 	struct sampler_config cfg;
-	const char *output;
+	const char *output;	/* as given, for messages */
+	char *output_path;	/* absolute: the script may chdir */
 	int report;
 	size_t top;
 	int json;
@@ -397,7 +398,7 @@ stat_vm_finish(void *arg, int ran)
 	script_procs_release(&st->procs);
 	stat_collect(st, p, &ss, stat_mono_ns() - t0);
 	st->ran = 1;
-	if (st->save && profile_write_file(p, st->output,
+	if (st->save && profile_write_file_as(p, st->output_path, st->output,
 	    profile_format_from_path(st->output) != PROFILE_FORMAT_NONE ?
 	    profile_format_from_path(st->output) : PROFILE_FORMAT_PPROF,
 	    NULL, err, sizeof err) != 0) {
@@ -550,6 +551,8 @@ stat_exec_common(const struct cmd_entry *e, int report, int argc, char **argv)
 	script_argv_init(&st.script, e, argc, argv);
 	if (st.output != NULL && strcmp(st.output, "-") == 0)
 		cmd_usage_error(e, "the profile cannot go to stdout: it belongs to the script");
+	if (st.output != NULL)
+		st.output_path = script_absolute_path(st.output);
 	if (st.repeat > 1) {
 		status = stat_repeat(&st);
 	} else {
@@ -557,6 +560,7 @@ stat_exec_common(const struct cmd_entry *e, int report, int argc, char **argv)
 		status = stat_run_vm(&st);
 	}
 	script_argv_release(&st.script);
+	free(st.output_path);
 	return status;
 }
 

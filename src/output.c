@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -135,15 +136,19 @@ output_profile_fn(FILE *fp, void *arg)
 	return output_write_stream(a->p, fp, a->fmt, a->topts);
 }
 
-/* Write straight into an existing special file (device, FIFO). */
+/* Write straight into FD, an existing special file (device, FIFO). */
 static int
-output_write_direct(const char *path, output_write_fn fn, void *arg)
+output_write_direct(int fd, output_write_fn fn, void *arg)
 {
-	FILE *fp = fopen(path, "w");
+	FILE *fp = fdopen(fd, "w");
 	int saved;
 
-	if (fp == NULL)
+	if (fp == NULL) {
+		saved = errno;
+		close(fd);
+		errno = saved;
 		return -1;
+	}
 	errno = 0;
 	if (fn(fp, arg) != 0) {
 		saved = errno;
@@ -154,43 +159,91 @@ output_write_direct(const char *path, output_write_fn fn, void *arg)
 	return fclose(fp);
 }
 
-/* Sync the directory holding PATH so a rename survives a crash. */
-static void
-output_sync_dir(const char *path)
+/* A fresh temporary name for NAME: NAME.tmpXXXXXX (to be freed).  Only
+ * uniqueness matters here; O_EXCL makes the creation safe. */
+static char *
+output_tmp_name(const char *name)
 {
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	int fd;
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	static unsigned long long counter;
+	struct timespec ts;
+	unsigned long long x;
+	char suffix[7];
+	int i;
 
-	if (slash == NULL)
-		strcpy(dir, ".");
-	else if (slash == dir)
-		slash[1] = '\0';
-	else
-		*slash = '\0';
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd != -1) {
-		fsync(fd);
-		close(fd);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	x = ((unsigned long long)ts.tv_nsec << 20) ^ (unsigned long long)ts.tv_sec ^
+	    ((unsigned long long)getpid() << 40) ^ (++counter * 0x9e3779b97f4a7c15ULL);
+	for (i = 0; i < 6; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		suffix[i] = chars[x % (sizeof chars - 1)];
 	}
-	free(dir);
+	suffix[6] = '\0';
+	return xasprintf("%s.tmp%s", name, suffix);
 }
 
-/* Write into a temporary file beside TARGET, then rename it into place. */
+/* Rename TMP to NAME in DIRFD, failing with EEXIST when NAME exists. */
 static int
-output_write_atomic(const char *target, output_write_fn fn, void *arg)
+output_rename_noreplace(int dirfd, const char *tmp, const char *name)
 {
-	char *tmp = xasprintf("%s.tmpXXXXXX", target);
+	if (renameat2(dirfd, tmp, dirfd, name, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	/* A file system without RENAME_NOREPLACE: link() never replaces. */
+	if (linkat(dirfd, tmp, dirfd, name, 0) != 0)
+		return -1;
+	unlinkat(dirfd, tmp, 0);
+	return 0;
+}
+
+/*
+ * Write into a new temporary file beside NAME in DIRFD (O_EXCL, so never
+ * through a link), then rename it into place.  OLD is the regular file
+ * being replaced, whose mode and (when we may) owner the new one keeps;
+ * NULL for a new file, which gets 0666 less the umask.
+ */
+static int
+output_write_atomic(int dirfd, const char *name, const struct stat *old, int flags,
+    output_write_fn fn, void *arg)
+{
+	char *tmp = NULL;
 	FILE *fp = NULL;
 	mode_t mask;
-	int fd, saved;
+	int fd = -1, saved, tries;
 
-	fd = mkstemp(tmp);
-	if (fd == -1)
-		goto fail;
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0)
-		goto fail;
+	for (tries = 0; fd == -1 && tries < 100; tries++) {
+		free(tmp);
+		tmp = output_tmp_name(name);
+		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+		if (fd == -1 && errno != EEXIST)
+			break;
+	}
+	if (fd == -1) {
+		saved = errno;
+		free(tmp);
+		errno = saved;
+		return -1;
+	}
+	if (old != NULL) {
+		/* Root can give the file back to its owner; anyone can keep
+		 * its group if they are in it.  The mode is kept even when
+		 * the owner cannot be (a 0600 file stays private). */
+		if (fchown(fd, old->st_uid, old->st_gid) != 0 &&
+		    fchown(fd, (uid_t)-1, old->st_gid) != 0)
+			errno = 0;
+		if (fchmod(fd, old->st_mode & 0777) != 0)
+			goto fail;
+	} else {
+		mask = umask(0);
+		umask(mask);
+		if (fchmod(fd, 0666 & ~mask) != 0)
+			goto fail;
+	}
 	fp = fdopen(fd, "w");
 	if (fp == NULL)
 		goto fail;
@@ -205,9 +258,10 @@ output_write_atomic(const char *target, output_write_fn fn, void *arg)
 		goto fail;
 	}
 	fp = NULL;
-	if (rename(tmp, target) != 0)
+	if ((flags & OUTPUT_NOREPLACE) ? output_rename_noreplace(dirfd, tmp, name) != 0 :
+	    renameat(dirfd, tmp, dirfd, name) != 0)
 		goto fail;
-	output_sync_dir(target);
+	fsync(dirfd);		/* so the rename survives a crash */
 	free(tmp);
 	return 0;
 
@@ -217,20 +271,106 @@ fail:
 		fclose(fp);
 	if (fd != -1)
 		close(fd);
-	unlink(tmp);		/* harmless when mkstemp failed: no such file */
+	unlinkat(dirfd, tmp, 0);
 	free(tmp);
 	errno = saved;
 	return -1;
 }
 
 int
+output_write_at(int dirfd, const char *name, int flags, output_write_fn fn, void *arg,
+    const char *display, char *err, size_t errlen)
+{
+	struct stat st;
+	int rc;
+
+	if (!(flags & OUTPUT_NOREPLACE) &&
+	    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+		rc = output_write_atomic(dirfd, name, &st, flags, fn, arg);
+	else
+		rc = output_write_atomic(dirfd, name, NULL, flags, fn, arg);
+	if (rc != 0)
+		error_set(err, errlen, "cannot write '%s': %s", display,
+		    strerror(errno ? errno : EIO));
+	return rc;
+}
+
+/* Open the directory holding PATH and point *BASE at its last component;
+ * the directory fd, or -1 with errno set. */
+static int
+output_open_parent(const char *path, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int fd, saved;
+
+	if (slash == NULL) {
+		*base = path;
+		return open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	*base = slash + 1;
+	if (**base == '\0') {
+		errno = EISDIR;
+		return -1;
+	}
+	dir = slash == path ? xstrdup("/") : xstrndup(path, (size_t)(slash - path));
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	saved = errno;
+	free(dir);
+	errno = saved;
+	return fd;
+}
+
+/*
+ * Whether a symlink LINK in directory DIR may be followed: the rule of
+ * Linux's fs.protected_symlinks, applied whatever that sysctl says, so
+ * that another user's link planted in a shared sticky directory such as
+ * /tmp cannot send our output onto a file of theirs choosing.
+ */
+static int
+output_may_follow(const struct stat *dir, const struct stat *link)
+{
+	if (!(dir->st_mode & S_ISVTX) || !(dir->st_mode & S_IWOTH))
+		return 1;
+	return link->st_uid == geteuid() || link->st_uid == dir->st_uid;
+}
+
+/* The path a symlink NAME in DIRFD, beside PATH, points at (to be
+ * freed), or NULL with errno set. */
+static char *
+output_link_target(int dirfd, const char *name, const char *path)
+{
+	char buf[PATH_MAX];
+	const char *slash;
+	ssize_t n = readlinkat(dirfd, name, buf, sizeof buf - 1);
+
+	if (n < 0)
+		return NULL;
+	if (n == sizeof buf - 1) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	buf[n] = '\0';
+	if (buf[0] == '/' || (slash = strrchr(path, '/')) == NULL)
+		return xstrdup(buf);
+	return xasprintf("%.*s/%s", (int)(slash - path), path, buf);
+}
+
+int
 output_write_file(const char *path, output_write_fn fn, void *arg, char *err,
     size_t errlen)
 {
-	struct stat st;
-	char *real = NULL;
-	const char *target = path;
-	int rc;
+	return output_write_file_as(path, path, fn, arg, err, errlen);
+}
+
+int
+output_write_file_as(const char *path, const char *display, output_write_fn fn, void *arg,
+    char *err, size_t errlen)
+{
+	struct stat st, dst;
+	const char *base;
+	char *cur = NULL, *next;
+	int rc = -1, dirfd = -1, fd, hops;
 
 	if (strcmp(path, "-") == 0) {
 		errno = 0;
@@ -245,21 +385,70 @@ output_write_file(const char *path, output_write_fn fn, void *arg, char *err,
 		return rc;
 	}
 
-	/* Replace what a symlink points at, not the link itself. */
-	if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
-	    (real = realpath(path, NULL)) != NULL)
-		target = real;
-	if (stat(target, &st) == 0 && S_ISDIR(st.st_mode)) {
-		errno = EISDIR;
-		rc = -1;
-	} else if (stat(target, &st) == 0 && !S_ISREG(st.st_mode))
-		rc = output_write_direct(target, fn, arg);
-	else
-		rc = output_write_atomic(target, fn, arg);
+	/*
+	 * Follow symlinks at the last component one at a time (the user
+	 * named the link), each only if output_may_follow allows it; the
+	 * file finally replaced is named relative to its directory's fd, so
+	 * no later swap of a path component can redirect the write.
+	 */
+	cur = xstrdup(path);
+	for (hops = 0; hops < 40; hops++) {
+		if ((dirfd = output_open_parent(cur, &base)) == -1)
+			goto fail;
+		if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (errno != ENOENT)
+				goto fail;
+			rc = output_write_atomic(dirfd, base, NULL, 0, fn, arg);
+			goto out;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			if (fstat(dirfd, &dst) != 0)
+				goto fail;
+			if (!output_may_follow(&dst, &st)) {
+				error_set(err, errlen, "cannot write '%s': not following "
+				    "a symbolic link another user owns in a shared directory",
+				    display);
+				goto out_quiet;
+			}
+			/* A device or FIFO behind it (/dev/stdout): the kernel
+			 * follows the rest, as a shell redirection would. */
+			if (fstatat(dirfd, base, &dst, 0) == 0 && !S_ISREG(dst.st_mode) &&
+			    !S_ISDIR(dst.st_mode)) {
+				fd = openat(dirfd, base, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+				rc = fd == -1 ? -1 : output_write_direct(fd, fn, arg);
+				goto out;
+			}
+			if ((next = output_link_target(dirfd, base, cur)) == NULL)
+				goto fail;
+			free(cur);
+			cur = next;
+			close(dirfd);
+			dirfd = -1;
+			continue;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			errno = EISDIR;
+			goto fail;
+		}
+		if (!S_ISREG(st.st_mode)) {
+			fd = openat(dirfd, base, O_WRONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+			rc = fd == -1 ? -1 : output_write_direct(fd, fn, arg);
+			goto out;
+		}
+		rc = output_write_atomic(dirfd, base, &st, 0, fn, arg);
+		goto out;
+	}
+	errno = ELOOP;
+fail:
+	rc = -1;
+out:
 	if (rc != 0)
-		error_set(err, errlen, "cannot write '%s': %s", path,
+		error_set(err, errlen, "cannot write '%s': %s", display,
 		    strerror(errno ? errno : EIO));
-	free(real);
+out_quiet:
+	if (dirfd != -1)
+		close(dirfd);
+	free(cur);
 	return rc;
 }
 
@@ -268,13 +457,48 @@ profile_write_file(const struct profile *p, const char *path,
     enum profile_format fmt, const struct text_opts *topts, char *err,
     size_t errlen)
 {
+	return profile_write_file_as(p, path, path, fmt, topts, err, errlen);
+}
+
+int
+profile_write_file_as(const struct profile *p, const char *path, const char *display,
+    enum profile_format fmt, const struct text_opts *topts, char *err,
+    size_t errlen)
+{
 	struct output_profile_arg a = { p, fmt, topts };
 
 	if (fmt == PROFILE_FORMAT_NONE) {
-		error_set(err, errlen, "no format to write '%s' in", path);
+		error_set(err, errlen, "no format to write '%s' in", display);
 		return -1;
 	}
-	return output_write_file(path, output_profile_fn, &a, err, errlen);
+	return output_write_file_as(path, display, output_profile_fn, &a, err, errlen);
+}
+
+int
+profile_write_new(const struct profile *p, const char *path, const char *display,
+    enum profile_format fmt, char *err, size_t errlen)
+{
+	struct output_profile_arg a = { p, fmt, NULL };
+	const char *base;
+	int dirfd, rc;
+
+	if ((dirfd = output_open_parent(path, &base)) == -1) {
+		error_set(err, errlen, "cannot write '%s': %s", display, strerror(errno));
+		return -1;
+	}
+	rc = output_write_at(dirfd, base, OUTPUT_NOREPLACE, output_profile_fn, &a, display,
+	    err, errlen);
+	close(dirfd);
+	return rc;
+}
+
+int
+profile_write_at(const struct profile *p, int dirfd, const char *name,
+    enum profile_format fmt, const char *display, char *err, size_t errlen)
+{
+	struct output_profile_arg a = { p, fmt, NULL };
+
+	return output_write_at(dirfd, name, 0, output_profile_fn, &a, display, err, errlen);
 }
 
 /*
@@ -448,14 +672,42 @@ corrupt:
 	return NULL;
 }
 
-struct profile *
-profile_read_format(const char *path, enum profile_format *fmt, char *err,
+/* Read and parse FD, naming it NAME in errors; closes FD unless it is
+ * standard input. */
+static struct profile *
+output_read_fd(int fd, const char *name, enum profile_format *fmt, char *err,
     size_t errlen)
 {
 	struct profile *p;
 	uint8_t *buf;
 	size_t len;
-	int fd, rc, stdin_ = strcmp(path, "-") == 0;
+	int rc;
+
+	if ((rc = output_slurp(fd, &buf, &len)) != 0) {
+		if (rc == -2)
+			error_set(err, errlen, "'%s' is not a pprof or folded profile", name);
+		else if (errno == EFBIG)
+			error_set(err, errlen, "'%s' is too large (more "
+			    "than %zu MiB)", name, PROFILE_READ_MAX >> 20);
+		else
+			error_set(err, errlen, "cannot read '%s': %s",
+			    name, strerror(errno));
+		if (fd != STDIN_FILENO)
+			close(fd);
+		return NULL;
+	}
+	if (fd != STDIN_FILENO)
+		close(fd);
+	p = profile_parse_buffer(buf, len, name, fmt, err, errlen);
+	free(buf);
+	return p;
+}
+
+struct profile *
+profile_read_format(const char *path, enum profile_format *fmt, char *err,
+    size_t errlen)
+{
+	int fd, stdin_ = strcmp(path, "-") == 0;
 
 	if (fmt != NULL)
 		*fmt = PROFILE_FORMAT_NONE;
@@ -465,24 +717,20 @@ profile_read_format(const char *path, enum profile_format *fmt, char *err,
 		    strerror(errno));
 		return NULL;
 	}
-	if ((rc = output_slurp(fd, &buf, &len)) != 0) {
-		if (rc == -2)
-			error_set(err, errlen, "'%s' is not a pprof or folded profile", path);
-		else if (errno == EFBIG)
-			error_set(err, errlen, "'%s' is too large (more "
-			    "than %zu MiB)", path, PROFILE_READ_MAX >> 20);
-		else
-			error_set(err, errlen, "cannot read '%s': %s",
-			    path, strerror(errno));
-		if (!stdin_)
-			close(fd);
+	return output_read_fd(fd, path, fmt, err, errlen);
+}
+
+struct profile *
+profile_read_at(int dirfd, const char *name, const char *display, char *err,
+    size_t errlen)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd == -1) {
+		error_set(err, errlen, "cannot read '%s': %s", display, strerror(errno));
 		return NULL;
 	}
-	if (!stdin_)
-		close(fd);
-	p = profile_parse_buffer(buf, len, path, fmt, err, errlen);
-	free(buf);
-	return p;
+	return output_read_fd(fd, display, NULL, err, errlen);
 }
 
 struct profile *

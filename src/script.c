@@ -157,6 +157,19 @@ script_add_comments(const struct script_argv *s)
 	free(c);
 }
 
+/* PATH made absolute against the current directory (to be freed). */
+char *
+script_absolute_path(const char *path)
+{
+	char *cwd, *abs;
+
+	if (path[0] == '/' || strcmp(path, "-") == 0 || (cwd = getcwd(NULL, 0)) == NULL)
+		return xstrdup(path);
+	abs = xasprintf("%s%s%s", cwd, cwd[strlen(cwd) - 1] == '/' ? "" : "/", path);
+	free(cwd);
+	return abs;
+}
+
 /* Parse a number of seconds (decimals allowed) in [0, MAX]; -1 if not. */
 int
 script_parse_seconds(const char *arg, double max, double *out)
@@ -174,6 +187,22 @@ script_parse_seconds(const char *arg, double max, double *out)
 	return 0;
 }
 
+/* Fork hook, before the fork: the session directory is made when the
+ * root first forks, so a run that never forks makes none, and one that
+ * cannot be made costs the children their profiles, not the run. */
+static void
+script_procs_before_fork(void *arg)
+{
+	struct script_procs *sp = arg;
+	char err[512];
+
+	if (!sp->inherit || getpid() != sp->root || session_active(&sp->session) ||
+	    sp->session.failed)
+		return;
+	if (session_create(&sp->session, err, sizeof err) != 0)
+		fprintf(stderr, "rperf: %s; forked processes are not profiled\n", err);
+}
+
 /* Fork hook, in the new child: sample it afresh, or not at all. */
 static void
 script_procs_child(void *arg)
@@ -181,7 +210,7 @@ script_procs_child(void *arg)
 	struct script_procs *sp = arg;
 	char err[256];
 
-	if (!sp->inherit || sp->session.dir == NULL)
+	if (!sp->inherit || !session_active(&sp->session))
 		return;
 	if (sampler_restart_in_child(err, sizeof err) != 0) {
 		fprintf(stderr, "rperf: not profiling child %ld: %s\n", (long)getpid(), err);
@@ -210,16 +239,13 @@ script_procs_exec(void *arg)
 		sp->save_now(sp->arg);
 }
 
-/* Set up the session. */
-int
-script_procs_start(struct script_procs *sp, char *err, size_t errlen)
+/* Note the root; the session waits for the first fork. */
+void
+script_procs_start(struct script_procs *sp)
 {
 	sp->root = getpid();
 	sp->in_child = 0;
-	sp->session.dir = NULL;
-	if (sp->inherit && session_create(&sp->session, err, errlen) != 0)
-		return -1;
-	return 0;
+	session_init(&sp->session);
 }
 
 /* Right before the script runs: the fork/exec hooks. */
@@ -229,6 +255,7 @@ script_procs_ready(struct script_procs *sp)
 	struct rperf_module_hooks h;
 
 	memset(&h, 0, sizeof h);
+	h.before_fork = script_procs_before_fork;
 	h.child = script_procs_child;
 	h.parent = script_procs_parent;
 	h.before_exec = script_procs_exec;
@@ -244,10 +271,9 @@ script_procs_child_done(struct script_procs *sp, const struct profile *p)
 
 	if (getpid() == sp->root)
 		return 0;
-	/* A child that outlived the root's wait finds the session gone: the
-	 * root has already named it missing, so say nothing more. */
-	if (sp->in_child && p != NULL && sp->session.dir != NULL &&
-	    access(sp->session.dir, F_OK) == 0 &&
+	/* A child that outlived the root's wait finds the session removed:
+	 * it writes nothing anywhere, and says so. */
+	if (sp->in_child && p != NULL &&
 	    session_child_write(&sp->session, getpid(), p, err, sizeof err) != 0)
 		fprintf(stderr, "rperf: child %ld: %s\n", (long)getpid(), err);
 	return 1;
@@ -290,11 +316,7 @@ script_start(const char *cmd, const struct sampler_config *cfg, struct script_pr
 		fprintf(stderr, "rperf %s: %s\n", cmd, err);
 		return -1;
 	}
-	if (script_procs_start(sp, err, sizeof err) != 0) {
-		fprintf(stderr, "rperf %s: %s\n", cmd, err);
-		profile_free(sampler_stop(NULL));
-		return -1;
-	}
+	script_procs_start(sp);
 	script_add_comments(s);
 	return 0;
 }

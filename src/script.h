@@ -56,6 +56,10 @@ void script_argv_release(struct script_argv *s);
 /* Comments every profile of a script run carries: versions, command. */
 void script_add_comments(const struct script_argv *s);
 
+/* PATH made absolute against the current directory, before the script
+ * can chdir (to be freed); "-" and absolute paths are copied as they are. */
+char *script_absolute_path(const char *path);
+
 /* Parse a number of seconds (decimals allowed) in [0, MAX]; -1 if not. */
 int script_parse_seconds(const char *arg, double max, double *out);
 
@@ -75,9 +79,10 @@ struct script_procs {
 	void *arg;
 };
 
-/* With the sampler running: set up the session.  0, or -1 with a message
- * in ERR. */
-int script_procs_start(struct script_procs *sp, char *err, size_t errlen);
+/* With the sampler running: note the root.  The session directory is
+ * made at the first fork (a run that never forks makes none); if it
+ * cannot be, one warning says so and the children are not profiled. */
+void script_procs_start(struct script_procs *sp);
 /* Right before the script runs (vm_hooks.ready): the fork/exec hooks. */
 void script_procs_ready(struct script_procs *sp);
 

@@ -1,9 +1,12 @@
 /*
  * session.c: the meeting place of a profiled run's processes (see
  * session.h).  Files in the directory: "PID.running", made by the parent
- * when it forks PID; "PID.pb.gz", the child's profile, written atomically
- * before the child removes its ".running".  Names are only ever made from
- * pids; nothing else is read from the directory.
+ * when it forks PID; "PID.pb.gz", the child's profile, written through a
+ * temporary file and renamed into place before the child removes its
+ * ".running".  Names are only ever made from pids; nothing else is read
+ * from the directory, and everything is done relative to its descriptor,
+ * never through its path (which another user could recreate once it is
+ * gone) and never through a symlink.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -22,49 +25,89 @@
 #include "session.h"
 #include "xmalloc.h"
 
-/* Make the directory.  0, or -1 with a message in ERR. */
+/* No directory yet. */
+void
+session_init(struct session *s)
+{
+	s->dir = NULL;
+	s->fd = -1;
+	s->dev = 0;
+	s->ino = 0;
+	s->failed = 0;
+}
+
+/* Make the directory unless it is there already. */
 int
 session_create(struct session *s, char *err, size_t errlen)
 {
 	const char *tmp = getenv("TMPDIR");
+	struct stat st;
 	char *templ;
+	int fd;
 
+	if (s->fd >= 0)
+		return 0;
+	if (s->failed)
+		return -1;
 	if (tmp == NULL || *tmp == '\0')
 		tmp = "/tmp";
 	templ = xasprintf("%s/rperf-session.XXXXXX", tmp);
 	if (mkdtemp(templ) == NULL) {
 		error_set(err, errlen, "cannot make a session directory in '%s': %s",
 		    tmp, strerror(errno));
-		free(templ);
-		s->dir = NULL;
-		return -1;
+		goto fail;
 	}
-	chmod(templ, 0700);
+	/* mkdtemp made it 0700 and it is empty: what we open now is it. */
+	fd = open(templ, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1 || fstat(fd, &st) != 0) {
+		error_set(err, errlen, "cannot open the session directory '%s': %s",
+		    templ, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		rmdir(templ);
+		goto fail;
+	}
+	fchmod(fd, 0700);
 	s->dir = templ;
+	s->fd = fd;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
 	return 0;
+
+fail:
+	free(templ);
+	s->failed = 1;
+	return -1;
 }
 
-/* The path of DIR/PID.EXT (to be freed). */
-static char *
-session_path(const struct session *s, long pid, const char *ext)
+/* Whether the directory is there to be used. */
+int
+session_active(const struct session *s)
 {
-	return xasprintf("%s/%ld.%s", s->dir, pid, ext);
+	return s->fd >= 0;
+}
+
+/* The name PID.EXT (to be freed). */
+static char *
+session_name(long pid, const char *ext)
+{
+	return xasprintf("%ld.%s", pid, ext);
 }
 
 /* Note that PID was forked and will write a profile. */
 void
 session_child_started(const struct session *s, pid_t pid)
 {
-	char *path;
+	char *name;
 	int fd;
 
-	if (s->dir == NULL)
+	if (s->fd < 0)
 		return;
-	path = session_path(s, (long)pid, "running");
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+	name = session_name((long)pid, "running");
+	fd = openat(s->fd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		close(fd);
-	free(path);
+	free(name);
 }
 
 /* In the child PID: save its profile for the root. */
@@ -72,18 +115,54 @@ int
 session_child_write(const struct session *s, pid_t pid, const struct profile *p,
     char *err, size_t errlen)
 {
-	char *path, *running;
+	char *name, *shown;
+	struct stat st;
 	int rc;
 
-	if (s->dir == NULL)
+	if (s->fd < 0)
 		return 0;
-	path = session_path(s, (long)pid, "pb.gz");
-	rc = profile_write_file(p, path, PROFILE_FORMAT_PPROF, NULL, err, errlen);
-	free(path);
-	running = session_path(s, (long)pid, "running");
-	unlink(running);
-	free(running);
+	/* The script may have closed our descriptor, and the number been
+	 * reused: write only into the directory we made. */
+	if (fstat(s->fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != s->dev ||
+	    st.st_ino != s->ino) {
+		error_set(err, errlen, "profile not saved: the session directory '%s' "
+		    "is no longer open", s->dir);
+		return -1;
+	}
+	/* The root stopped waiting and removed it (--child-timeout). */
+	if (st.st_nlink == 0) {
+		error_set(err, errlen, "profile not saved: the session directory '%s' "
+		    "was removed when the run ended (see --child-timeout)", s->dir);
+		return -1;
+	}
+	name = session_name((long)pid, "pb.gz");
+	shown = xasprintf("%s/%s", s->dir, name);
+	rc = profile_write_at(p, s->fd, name, PROFILE_FORMAT_PPROF, shown, err, errlen);
+	free(shown);
+	free(name);
+	name = session_name((long)pid, "running");
+	unlinkat(s->fd, name, 0);
+	free(name);
 	return rc;
+}
+
+/* A new stream over the directory, from its start; NULL if none. */
+static DIR *
+session_opendir(const struct session *s)
+{
+	DIR *dir;
+	int fd;
+
+	if (s->fd < 0)
+		return NULL;
+	/* Not dup(): a dup shares the offset, so a second scan would start
+	 * where the first ended. */
+	fd = openat(s->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd == -1)
+		return NULL;
+	if ((dir = fdopendir(fd)) == NULL)
+		close(fd);
+	return dir;
 }
 
 /* Whether any child was noted. */
@@ -94,7 +173,7 @@ session_has_children(const struct session *s)
 	DIR *dir;
 	int found = 0;
 
-	if (s->dir == NULL || (dir = opendir(s->dir)) == NULL)
+	if ((dir = session_opendir(s)) == NULL)
 		return 0;
 	while (!found && (d = readdir(dir)) != NULL)
 		found = d->d_name[0] >= '0' && d->d_name[0] <= '9';
@@ -115,6 +194,29 @@ session_name_pid(const char *name, const char **ext)
 	return pid;
 }
 
+/* Whether process PID is alive: not gone, and not a zombie either (a
+ * child that crashed stays one until the script waits for it, and must
+ * not hold the root for the whole --child-timeout). */
+static int
+session_alive(long pid)
+{
+	char path[64], buf[512], *paren;
+	FILE *fp;
+	size_t n;
+
+	if (kill((pid_t)pid, 0) != 0 && errno != EPERM)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	if ((fp = fopen(path, "re")) == NULL)
+		return 1;
+	n = fread(buf, 1, sizeof buf - 1, fp);
+	fclose(fp);
+	buf[n] = '\0';
+	/* "PID (COMM) STATE ...", where COMM may hold anything. */
+	paren = strrchr(buf, ')');
+	return paren == NULL || paren[1] != ' ' || (paren[2] != 'Z' && paren[2] != 'X');
+}
+
 /* Children still running: a ".running" whose process is alive. */
 static int
 session_running(const struct session *s)
@@ -125,12 +227,11 @@ session_running(const struct session *s)
 	int n = 0;
 	long pid;
 
-	if ((dir = opendir(s->dir)) == NULL)
+	if ((dir = session_opendir(s)) == NULL)
 		return 0;
 	while ((d = readdir(dir)) != NULL) {
 		pid = session_name_pid(d->d_name, &ext);
-		if (pid > 0 && strcmp(ext, "running") == 0 &&
-		    (kill((pid_t)pid, 0) == 0 || errno == EPERM))
+		if (pid > 0 && strcmp(ext, "running") == 0 && session_alive(pid))
 			n++;
 	}
 	closedir(dir);
@@ -161,13 +262,13 @@ session_collect(const struct session *s, struct profile *out, double timeout_s,
 	DIR *dir;
 	long pid;
 
-	if (s->dir == NULL)
+	if (s->fd < 0)
 		return 0;
 	while (session_running(s) > 0 && waited < (int)(timeout_s * 50)) {
 		nanosleep(&nap, NULL);
 		waited++;
 	}
-	if ((dir = opendir(s->dir)) == NULL)
+	if ((dir = session_opendir(s)) == NULL)
 		return 0;
 	while ((d = readdir(dir)) != NULL) {
 		pid = session_name_pid(d->d_name, &ext);
@@ -182,13 +283,17 @@ session_collect(const struct session *s, struct profile *out, double timeout_s,
 		}
 	}
 	closedir(dir);
-	qsort(found, nfound, sizeof *found, session_cmp_long);
-	qsort(missing, nmissing, sizeof *missing, session_cmp_long);
+	if (nfound > 1)
+		qsort(found, nfound, sizeof *found, session_cmp_long);
+	if (nmissing > 1)
+		qsort(missing, nmissing, sizeof *missing, session_cmp_long);
 	for (i = 0; i < nfound; i++) {
-		char *path = session_path(s, found[i], "pb.gz");
-		struct profile *p = profile_read(path, err, sizeof err);
+		char *name = session_name(found[i], "pb.gz");
+		char *shown = xasprintf("%s/%s", s->dir, name);
+		struct profile *p = profile_read_at(s->fd, name, shown, err, sizeof err);
 
-		free(path);
+		free(name);
+		free(shown);
 		if (p == NULL || profile_merge(out, p, "pid", found[i]) != 0) {
 			fprintf(stderr, "rperf: the profile of process %ld is unusable: %s\n",
 			    found[i], p == NULL ? err : "different sample types");
@@ -217,28 +322,41 @@ session_collect(const struct session *s, struct profile *out, double timeout_s,
 	return merged;
 }
 
-/* Remove the directory and what is in it; free S. */
-void
-session_remove(struct session *s)
+/* Unlink everything in the directory: profiles, ".running" files, and
+ * the temporary file of a child that crashed while writing. */
+static void
+session_empty(const struct session *s)
 {
 	struct dirent *d;
 	DIR *dir;
 
-	if (s->dir == NULL)
+	if ((dir = session_opendir(s)) == NULL)
 		return;
-	if ((dir = opendir(s->dir)) != NULL) {
-		while ((d = readdir(dir)) != NULL) {
-			char *path;
-
-			if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
-				continue;
-			path = xasprintf("%s/%s", s->dir, d->d_name);
-			unlink(path);
-			free(path);
-		}
-		closedir(dir);
+	while ((d = readdir(dir)) != NULL) {
+		if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+			unlinkat(s->fd, d->d_name, 0);
 	}
-	rmdir(s->dir);
+	closedir(dir);
+}
+
+/* Remove the directory and what is in it; close and free S. */
+void
+session_remove(struct session *s)
+{
+	struct stat st;
+	int tries;
+
+	if (s->fd < 0)
+		return;
+	/* A late child may add a file between the emptying and the rmdir;
+	 * the path is removed only while it still names our directory. */
+	for (tries = 0; tries < 3; tries++) {
+		session_empty(s);
+		if (lstat(s->dir, &st) != 0 || st.st_dev != s->dev || st.st_ino != s->ino ||
+		    rmdir(s->dir) == 0 || errno != ENOTEMPTY)
+			break;
+	}
+	close(s->fd);
 	free(s->dir);
-	s->dir = NULL;
+	session_init(s);
 }

@@ -3,7 +3,11 @@
  * run meet.  A forked child that is profiled writes its profile there
  * when it exits; the root process waits a bounded time for the children
  * still running, merges their profiles into its own (each sample labelled
- * with its pid) and removes the directory.  Plain C, no Ruby.
+ * with its pid) and removes the directory.  The directory is made only
+ * when the script first forks, and is used only through the descriptor
+ * opened then (inherited by the children): once removed it is never
+ * recreated nor looked up by name again, so a directory of the same name
+ * made by someone else is never written to.  Plain C, no Ruby.
  */
 #ifndef RPERF_SESSION_H
 #define RPERF_SESSION_H
@@ -14,17 +18,30 @@
 struct profile;
 
 struct session {
-	char *dir;		/* mode 0700, under $TMPDIR or /tmp */
+	char *dir;		/* its path, mode 0700, under $TMPDIR or /tmp */
+	int fd;			/* the directory; -1 while there is none */
+	dev_t dev;		/* what FD must still be */
+	ino_t ino;
+	int failed;		/* making it failed: never try again */
 };
 
-/* Make the directory.  0, or -1 with a message in ERR. */
+/* No directory yet. */
+void session_init(struct session *s);
+
+/* Make the directory unless it is there already.  0, or -1 with a
+ * message in ERR (the first time it fails; -1 with ERR untouched after). */
 int session_create(struct session *s, char *err, size_t errlen);
+
+/* Whether the directory is there to be used. */
+int session_active(const struct session *s);
 
 /* Note that process PID was forked and will write a profile (called by
  * its parent, so the root cannot miss a child that starts late). */
 void session_child_started(const struct session *s, pid_t pid);
 
-/* In the child PID: save its profile P for the root.  0 or -1 + ERR. */
+/* In the child PID: save its profile P for the root.  0 or -1 + ERR; a
+ * directory already removed by the root is such an error, and nothing at
+ * all is written then. */
 int session_child_write(const struct session *s, pid_t pid, const struct profile *p,
     char *err, size_t errlen);
 
@@ -41,7 +58,8 @@ size_t session_collect(const struct session *s, struct profile *out, double time
 /* Whether any child was noted. */
 int session_has_children(const struct session *s);
 
-/* Remove the directory and what is in it; free S. */
+/* Remove the directory and what is in it (whatever a crashed child left
+ * too); close and free S. */
 void session_remove(struct session *s);
 
 #endif

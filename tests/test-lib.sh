@@ -142,6 +142,18 @@ num_ge() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 >= b + 0) exit 0; printf "%s < %s\n", a, b > "/dev/stderr"; exit 1 }'
 }
 
+# The second local user the file and signal tests need (planting links,
+# owning processes): "rperftest", made with useradd if missing.  Needs
+# root; returns 1 otherwise, and the caller skips with a message.
+test_other_user() {
+	OTHER_USER=rperftest
+	test "$(id -u)" = 0 || return 1
+	id -u "$OTHER_USER" >/dev/null 2>&1 ||
+		useradd --system --no-create-home --shell /usr/sbin/nologin \
+			"$OTHER_USER" >/dev/null 2>&1 ||
+		id -u "$OTHER_USER" >/dev/null 2>&1	# made meanwhile by another test
+}
+
 # Finish: summary line, clean up on success, exit status for the harness.
 test_done() {
 	echo "1..$test_count"

@@ -114,6 +114,7 @@ test_expect_success 'a script that traps USR2 itself still gets its USR2' '
 
 test_expect_success 'the session directory is private while it exists' '
 	"$RPERF" record -q -o p.data -e "
+		Process.wait(fork { })
 		d = Dir[ENV[%q(TMPDIR)] + %q(/rperf-session.*)].first
 		printf(%q(%o %s), File.stat(d).mode & 0777, File.directory?(d))" >out &&
 	test "$(cat out)" = "700 true" &&

@@ -12,6 +12,7 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,148 @@ START_TEST(test_replace_existing)
 	ck_assert_int_eq(count_entries(dir), 2);
 	free(path);
 	free(link);
+	remove_dir(dir);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_replace_keeps_mode_and_owner)
+{
+	struct profile *p = tu_sample_profile();
+	char *dir = make_dir(), *path, err[256];
+	struct stat st;
+	mode_t mask = umask(022);
+
+	/* A private file stays private: it used to come back 0644. */
+	path = xasprintf("%s/private.pb.gz", dir);
+	put_file(path, "old 1\n", 6);
+	ck_assert_int_eq(chmod(path, 0600), 0);
+	if (geteuid() == 0)
+		ck_assert_int_eq(chown(path, 4242, 4343), 0);
+	ck_assert_msg(profile_write_file(p, path, PROFILE_FORMAT_PPROF, NULL, err,
+	    sizeof err) == 0, "%s", err);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+	if (geteuid() == 0) {
+		ck_assert_int_eq(st.st_uid, 4242);
+		ck_assert_int_eq(st.st_gid, 4343);
+	}
+	/* A new file: 0666 less the umask, as before. */
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(profile_write_file(p, path, PROFILE_FORMAT_PPROF, NULL, err,
+	    sizeof err), 0);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0644);
+	ck_assert_int_eq(count_entries(dir), 1);
+	umask(mask);
+	free(path);
+	remove_dir(dir);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_symlink_in_shared_dir)
+{
+	struct profile *p = tu_sample_profile(), *q;
+	char *dir = make_dir(), *shared, *victim, *link, *want, err[256], buf[16];
+	struct stat st;
+	FILE *fp;
+
+	/* /tmp-like: sticky, world-writable, owned by root. */
+	shared = xasprintf("%s/shared", dir);
+	ck_assert_int_eq(mkdir(shared, 0700), 0);
+	ck_assert_int_eq(chmod(shared, 01777), 0);
+	victim = xasprintf("%s/victim", dir);
+	put_file(victim, "secret\n", 7);
+	ck_assert_int_eq(chmod(victim, 0600), 0);
+	link = xasprintf("%s/out.pb.gz", shared);
+	ck_assert_int_eq(symlink(victim, link), 0);
+
+	/* Our own link there is followed, and stays a link. */
+	ck_assert_msg(profile_write_file(p, link, PROFILE_FORMAT_PPROF, NULL, err,
+	    sizeof err) == 0, "%s", err);
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	q = profile_read(victim, err, sizeof err);
+	ck_assert_msg(q != NULL, "%s", err);
+	profile_free(q);
+	ck_assert_int_eq(stat(victim, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0600);
+
+	/* Another user's link there is not (needs root to make one). */
+	if (geteuid() == 0 && getuid() == 0) {
+		put_file(victim, "secret\n", 7);
+		ck_assert_int_eq(lchown(link, 4242, 4242), 0);
+		ck_assert_int_eq(profile_write_file(p, link, PROFILE_FORMAT_PPROF, NULL,
+		    err, sizeof err), -1);
+		want = xasprintf("cannot write '%s': not following a symbolic link "
+		    "another user owns in a shared directory", link);
+		ck_assert_str_eq(err, want);
+		free(want);
+		fp = fopen(victim, "r");
+		ck_assert_ptr_nonnull(fp);
+		ck_assert_ptr_nonnull(fgets(buf, sizeof buf, fp));
+		fclose(fp);
+		ck_assert_str_eq(buf, "secret\n");
+		ck_assert_int_eq(count_entries(shared), 1);
+	}
+	ck_assert_int_eq(unlink(link), 0);
+	ck_assert_int_eq(rmdir(shared), 0);
+	free(shared);
+	free(victim);
+	free(link);
+	remove_dir(dir);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_write_new_and_at)
+{
+	struct profile *p = tu_sample_profile(), *q;
+	char *dir = make_dir(), *victim, *link, *path, *want, err[256], buf[16];
+	struct stat st;
+	FILE *fp;
+	int dirfd;
+
+	victim = xasprintf("%s/victim", dir);
+	put_file(victim, "secret\n", 7);
+	link = xasprintf("%s/snap.1", dir);
+	ck_assert_int_eq(symlink(victim, link), 0);
+
+	/* A name rperf makes up: whatever is there is an error. */
+	ck_assert_int_eq(profile_write_new(p, link, link, PROFILE_FORMAT_PPROF, err,
+	    sizeof err), -1);
+	want = xasprintf("cannot write '%s': File exists", link);
+	ck_assert_str_eq(err, want);
+	free(want);
+	path = xasprintf("%s/snap.2", dir);
+	ck_assert_msg(profile_write_new(p, path, path, PROFILE_FORMAT_PPROF, err,
+	    sizeof err) == 0, "%s", err);
+	q = profile_read(path, err, sizeof err);
+	ck_assert_msg(q != NULL, "%s", err);
+	profile_free(q);
+
+	/* In a directory fd: a link at the name is replaced, not followed. */
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+	ck_assert_int_ne(dirfd, -1);
+	ck_assert_msg(profile_write_at(p, dirfd, "snap.1", PROFILE_FORMAT_PPROF,
+	    "snap.1", err, sizeof err) == 0, "%s", err);
+	ck_assert_int_eq(lstat(link, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	q = profile_read_at(dirfd, "snap.1", "snap.1", err, sizeof err);
+	ck_assert_msg(q != NULL, "%s", err);
+	profile_free(q);
+	close(dirfd);
+
+	fp = fopen(victim, "r");
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_ptr_nonnull(fgets(buf, sizeof buf, fp));
+	fclose(fp);
+	ck_assert_str_eq(buf, "secret\n");
+	ck_assert_int_eq(count_entries(dir), 3);
+	free(victim);
+	free(link);
+	free(path);
 	remove_dir(dir);
 	profile_free(p);
 }
@@ -431,6 +574,9 @@ output_suite(void)
 	tcase_add_test(tc, test_format_paths);
 	tcase_add_test(tc, test_write_and_read_back);
 	tcase_add_test(tc, test_replace_existing);
+	tcase_add_test(tc, test_replace_keeps_mode_and_owner);
+	tcase_add_test(tc, test_symlink_in_shared_dir);
+	tcase_add_test(tc, test_write_new_and_at);
 	tcase_add_test(tc, test_write_missing_dir);
 	tcase_add_test(tc, test_write_to_directory);
 	tcase_add_test(tc, test_write_no_format);

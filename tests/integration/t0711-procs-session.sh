@@ -1,0 +1,89 @@
+#!/bin/sh
+# The session directory where forked children leave their profiles: made
+# only when the script forks, never needed for the script to run, removed
+# even after a child crashed, and never written to once removed, even if
+# someone recreates it under the same name.
+. "$TEST_SRCDIR/test-lib.sh"
+
+mkdir tmp && chmod 1777 tmp
+TMPDIR=$PWD/tmp
+export TMPDIR
+
+# Wait (at most 10 s) until process $1, not ours to wait for, is gone.
+wait_gone() {
+	for i in $(seq 100); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+test_expect_success 'a run that never forks makes no session directory' '
+	"$RPERF" record -q -o n.data -e "p Dir[ENV[%q(TMPDIR)] + %q(/*)]" >out &&
+	test "$(cat out)" = "[]" &&
+	test -z "$(ls tmp)"
+'
+
+test_expect_success 'a TMPDIR that is not there does not stop the script: one warning' '
+	TMPDIR=$PWD/nowhere "$RPERF" record -q -o w.folded -e "
+		puts :before
+		3.times { Process.wait(fork { 100_000.times.sum }) }
+		puts :after" >out 2>err &&
+	printf "before\nafter\n" >expect && test_cmp expect out &&
+	test_grep "^rperf: cannot make a session directory in .*nowhere.: No such file or directory; forked processes are not profiled$" err &&
+	test_line_count 1 err &&
+	test -s w.folded &&
+	echo file >notadir &&
+	TMPDIR=$PWD/notadir "$RPERF" stat -e "Process.wait(fork { }); puts :ran" >out 2>err &&
+	test_grep "^ran$" out &&
+	test_grep "cannot make a session directory in .*notadir.: Not a directory" err
+'
+
+test_expect_success 'a crashed child is not waited for and leaves nothing behind' '
+	start=$(date +%s) &&
+	"$RPERF" record -q -o c.pb.gz --child-timeout 20 -e "
+		fork { Process.kill(:KILL, Process.pid) }
+		fork { Process.kill(:SEGV, Process.pid) }
+		sleep 0.3
+		200_000.times.sum" >out 2>err &&
+	test $(( $(date +%s) - start )) -lt 10 &&
+	test_grep "no profile from process" err &&
+	test -z "$(ls tmp)" &&
+	"$RPERF" report c.pb.gz >rep && test_grep "Integer#times|Enumerable#sum" rep
+'
+
+test_expect_success 'a child that outlives the run writes nothing, and says so once' '
+	"$RPERF" record -q -o o.data --child-timeout 0.2 -e "
+		pid = fork { t = Time.now; sleep 0.1 until File.exist?(%q(go1)) || Time.now - t > 10; 100_000.times.sum }
+		File.write(%q(child1), pid.to_s)" 2>err &&
+	pid=$(cat child1) &&
+	test -z "$(ls tmp)" &&
+	touch go1 && wait_gone "$pid" &&
+	test -z "$(ls tmp)" &&
+	test_grep "^rperf: child $pid: profile not saved: the session directory .* was removed when the run ended \(see --child-timeout\)$" err &&
+	test $(grep -c "^rperf: child $pid:" err) = 1
+'
+
+if test_other_user; then
+	test_expect_success 'a session directory recreated by another user is never written to' '
+		echo secret >victim && chmod 600 victim &&
+		"$RPERF" record -q -o r.data --child-timeout 0.2 -e "
+			pid = fork { t = Time.now; sleep 0.1 until File.exist?(%q(go2)) || Time.now - t > 10; 100_000.times.sum }
+			File.write(%q(child2), pid.to_s + %q( ) +
+			    Dir[ENV[%q(TMPDIR)] + %q(/rperf-session.*)].first)" 2>err &&
+		pid=$(cut -d" " -f1 child2) && dir=$(cut -d" " -f2 child2) &&
+		! test -e "$dir" &&
+		mkdir "$dir" && ln -s "$PWD/victim" "$dir/$pid.pb.gz" &&
+		chown -h "$OTHER_USER" "$dir" "$dir/$pid.pb.gz" &&
+		touch go2 && wait_gone "$pid" &&
+		test "$(cat victim)" = secret &&
+		test "$(stat -c %a victim)" = 600 &&
+		test "$(ls "$dir")" = "$pid.pb.gz" && test -L "$dir/$pid.pb.gz" &&
+		test_grep "^rperf: child $pid: profile not saved: the session directory .* was removed" err &&
+		rm -rf "$dir"
+	'
+else
+	test_skip 'a recreated session directory' 'needs root to make a second user'
+fi
+
+test_done
