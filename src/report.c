@@ -776,6 +776,20 @@ report_tree_sort(struct report_tree *t, int by_value)
 	free(kids);
 }
 
+/* Whether node N has a child worth CUT or more (and more than 0). */
+static int
+report_tree_any_child(const struct report_tree *t,
+    const struct report_node *n, int64_t cut)
+{
+	uint32_t c;
+
+	for (c = n->child; c != 0; c = t->nodes[c].next) {
+		if (t->nodes[c].value >= cut && t->nodes[c].value > 0)
+			return 1;
+	}
+	return 0;
+}
+
 int
 report_tree_write(const struct report_tree *t, FILE *fp,
     const struct report_unit *u, double min_pct)
@@ -809,12 +823,26 @@ report_tree_write(const struct report_tree *t, FILE *fp,
 		const struct report_node *n = &t->nodes[c];
 
 		if (n->value >= cut && n->value > 0) {
-			fprintf(fp, "  %*s  %6s  %*s%s\n", (int)vw,
-			    report_fmt_value(val, sizeof val, u, n->value),
-			    report_fmt_pct(pct, sizeof pct, n->value, total),
-			    (int)(2 * (n->depth - 1)), "",
-			    report_tree_name(t, n));
-			if (n->child != 0) {
+			report_fmt_value(val, sizeof val, u, n->value);
+			report_fmt_pct(pct, sizeof pct, n->value, total);
+			if (n->depth <= REPORT_TREE_MAX_INDENT)
+				fprintf(fp, "  %*s  %6s  %*s%s\n", (int)vw, val,
+				    pct, (int)(2 * (n->depth - 1)), "",
+				    report_tree_name(t, n));
+			else
+				fprintf(fp, "  %*s  %6s  %*s(depth %" PRIu32
+				    ") %s\n", (int)vw, val, pct,
+				    2 * REPORT_TREE_MAX_INDENT, "", n->depth,
+				    report_tree_name(t, n));
+			if (n->child != 0 &&
+			    n->depth >= REPORT_TREE_MAX_DEPTH) {
+				if (report_tree_any_child(t, n, cut))
+					fprintf(fp, "  %*s  %6s  %*s(calls "
+					    "deeper than %d levels not "
+					    "shown)\n", (int)vw, "", "",
+					    2 * REPORT_TREE_MAX_INDENT, "",
+					    REPORT_TREE_MAX_DEPTH);
+			} else if (n->child != 0) {
 				c = n->child;
 				continue;
 			}

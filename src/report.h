@@ -148,10 +148,17 @@ void report_tree_add(struct report_tree *t, const struct profile *p,
  * first, then name (BY_VALUE 1). */
 void report_tree_sort(struct report_tree *t, int by_value);
 
+/* The tree report indents at most this many levels (deeper lines say
+ * their depth), and prints no node deeper than REPORT_TREE_MAX_DEPTH, so
+ * its size grows with the number of nodes, never with depth squared. */
+#define REPORT_TREE_MAX_INDENT 64
+#define REPORT_TREE_MAX_DEPTH 1024
+
 /*
  * Print T as an indented tree, root first: time, percent of the total,
  * name; subtrees worth less than MIN_PCT percent of the total are left
- * out.  Returns 0, or -1 on a write error.
+ * out, and so are nodes deeper than REPORT_TREE_MAX_DEPTH (a line says
+ * where).  Returns 0, or -1 on a write error.
  */
 int report_tree_write(const struct report_tree *t, FILE *fp,
     const struct report_unit *u, double min_pct);
