@@ -10,7 +10,6 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <zlib.h>
 
 #include "pprof.h"
@@ -462,46 +461,14 @@ gzip_repeat(const uint8_t *head, size_t len0, const uint8_t *unit,
 	return out;
 }
 
-/* Seconds on the monotonic clock. */
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Limit this (forked) test's address space to what it maps now plus MB
- * MiB, so that decoding more than that dies; not under ASan, whose
- * shadow memory needs address space of its own. */
-static void
-limit_memory(size_t mb)
-{
-#ifndef TEST_ASAN
-	unsigned long pages = 0;
-	struct rlimit rl;
-	FILE *fp = fopen("/proc/self/statm", "r");
-
-	ck_assert_ptr_nonnull(fp);
-	ck_assert_int_eq(fscanf(fp, "%lu", &pages), 1);
-	fclose(fp);
-	rl.rlim_cur = rl.rlim_max = (rlim_t)pages * 4096 +
-	    ((rlim_t)mb << 20);
-	ck_assert_int_eq(setrlimit(RLIMIT_AS, &rl), 0);
-#else
-	(void)mb;
-#endif
-}
-
 /* Parse BUF, expecting a refusal with WANT within a few seconds. */
 static void
 expect_quick_reject(const uint8_t *buf, size_t len, const char *want)
 {
-	double t0 = now(), dt;
+	double t0 = tu_now(), dt;
 
 	expect_reject(buf, len, want);
-	dt = now() - t0;
+	dt = tu_now() - t0;
 	ck_assert_msg(dt < 3.0, "refused after %.1f s", dt);
 }
 
@@ -522,7 +489,7 @@ START_TEST(test_mapping_bomb)
 
 	ck_assert_uint_lt(len, 1 << 20);
 	/* The decompressed 128 MiB, and little more. */
-	limit_memory(256);
+	tu_limit_memory(256);
 	expect_quick_reject(gz, len, "mapping with id 0");
 	expect_quick_reject(gz2, len2, "profile needs too much memory to "
 	    "decode");
@@ -542,7 +509,7 @@ START_TEST(test_tiny_entry_bomb)
 	size_t n = 1 << 20, i, k;
 	uint8_t *buf = xmalloc(2 * n + 4);
 
-	limit_memory(64);
+	tu_limit_memory(64);
 	for (k = 0; k < 4; k++) {
 		memcpy(buf, "\x0a\x02\x08\x00", 4);	/* a sample type */
 		for (i = 0; i < n; i++) {
@@ -587,7 +554,7 @@ START_TEST(test_large_profile_loads)
 		profile_add_sample(p, locs, 30, values, NULL, 0);
 	}
 	gz = encode(p, &len);
-	limit_memory(1024);
+	tu_limit_memory(1024);
 	q = pprof_parse(gz, len, err, sizeof err);
 	ck_assert_msg(q != NULL, "%s", err);
 	ck_assert_uint_eq(q->nsamples, 200000);
