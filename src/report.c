@@ -418,13 +418,13 @@ report_fmt_uint(char *buf, size_t len, uint64_t u)
 	buf[at] = '\0';
 }
 
-/* Format V in U into BUF, with SIGN ("-", "+" or "") in front. */
+/* Format magnitude M in U into BUF, with SIGN ("-", "+" or "") in
+ * front: a magnitude, so that a difference of two int64_t values, which
+ * may not fit in one, still prints exactly. */
 static char *
-report_fmt_signed(char *buf, size_t len, const struct report_unit *u,
-    int64_t v, int plus)
+report_fmt_mag(char *buf, size_t len, const struct report_unit *u,
+    uint64_t m, const char *sign)
 {
-	uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-	const char *sign = v < 0 ? "-" : plus && v > 0 ? "+" : "";
 	char whole[40];
 	uint64_t ms, frac;
 
@@ -445,18 +445,42 @@ report_fmt_signed(char *buf, size_t len, const struct report_unit *u,
 	return buf;
 }
 
+/* |V| as an unsigned magnitude, safe for INT64_MIN. */
+static uint64_t
+report_abs(int64_t v)
+{
+	return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+}
+
 char *
 report_fmt_value(char *buf, size_t len, const struct report_unit *u,
     int64_t v)
 {
-	return report_fmt_signed(buf, len, u, v, 0);
+	return report_fmt_mag(buf, len, u, report_abs(v), v < 0 ? "-" : "");
 }
 
 char *
 report_fmt_delta(char *buf, size_t len, const struct report_unit *u,
     int64_t v)
 {
-	return report_fmt_signed(buf, len, u, v, 1);
+	return report_fmt_mag(buf, len, u, report_abs(v), v < 0 ? "-" :
+	    v > 0 ? "+" : "");
+}
+
+uint64_t
+report_gap(int64_t before, int64_t after)
+{
+	/* Modulo 2^64 the unsigned difference is exact: it is below 2^64. */
+	return after >= before ? (uint64_t)after - (uint64_t)before :
+	    (uint64_t)before - (uint64_t)after;
+}
+
+char *
+report_fmt_change(char *buf, size_t len, const struct report_unit *u,
+    int64_t before, int64_t after)
+{
+	return report_fmt_mag(buf, len, u, report_gap(before, after),
+	    after < before ? "-" : after > before ? "+" : "");
 }
 
 char *

@@ -84,6 +84,12 @@ char *report_fmt_value(char *buf, size_t len, const struct report_unit *u,
 /* V as a signed value ("+1.50", "-3"). */
 char *report_fmt_delta(char *buf, size_t len, const struct report_unit *u,
     int64_t v);
+/* |AFTER - BEFORE|, exact even where the difference overflows int64_t. */
+uint64_t report_gap(int64_t before, int64_t after);
+/* AFTER - BEFORE as a signed value like report_fmt_delta(), exact even
+ * where the difference overflows int64_t. */
+char *report_fmt_change(char *buf, size_t len, const struct report_unit *u,
+    int64_t before, int64_t after);
 /* V as a percentage of TOTAL ("12.3%", "-" when TOTAL is 0). */
 char *report_fmt_pct(char *buf, size_t len, int64_t v, int64_t total);
 /* The index of the value reports show: VI when valid, else the default. */
