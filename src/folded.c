@@ -286,7 +286,7 @@ folded_parse(const char *buf, size_t len, char *err, size_t errlen)
 	static const char *const unit[] = { "nanoseconds" };
 	struct profile *p = profile_new();
 	struct profile_label labels[2];
-	const char **frames = NULL, *line, *end, *eol, *stop, *f;
+	const char **frames = NULL, *line, *end, *eol, *stop, *f, *c;
 	size_t *lens = NULL, frames_cap = 0, lens_cap = 0, nframes, nlabels;
 	size_t lineno = 0, i, n, used, names = 0, limit;
 	uint64_t *locs = NULL;
@@ -327,8 +327,8 @@ folded_parse(const char *buf, size_t len, char *err, size_t errlen)
 
 		/* Refuse a line before storing any of it when its frames
 		 * would overrun the budget; names are counted as they come. */
-		for (n = 1, stop = line; (stop = memchr(stop, ';',
-		    (size_t)(f - stop))) != NULL; stop++)
+		for (n = 1, c = line; (c = memchr(c, ';',
+		    (size_t)(f - c))) != NULL; c++)
 			n++;
 		used = profile_footprint(p) + names + (frames_cap + lens_cap +
 		    locs_cap) * sizeof(uint64_t);
