@@ -21,10 +21,11 @@
 /* The reader may hold this many bytes per input byte, plus a floor, up to
  * a cap: like the pprof reader's budget.  Real folded files (stacks merged,
  * as every tool writes them) need one to four; millions of tiny lines
- * such as "a;b 1" need ten or more and are refused.  It is checked
- * before each line, so arrays that double may briefly overshoot it. */
+ * such as "a;b 1" need ten or more and are refused.  The floor lets any
+ * small file through, even one deep stack of 100k distinct short names
+ * (24 bytes per byte). */
 #define FOLDED_MEM_RATIO 8
-#define FOLDED_MEM_FLOOR ((size_t)1 << 20)
+#define FOLDED_MEM_FLOOR ((size_t)64 << 20)
 #define FOLDED_MEM_MAX ((size_t)2 << 30)
 /* What one more frame of a line costs at the least while it is read: its
  * pointer, length and location id, and its place in the sample pool. */
@@ -326,12 +327,13 @@ folded_parse(const char *buf, size_t len, char *err, size_t errlen)
 		f--;
 
 		/* Refuse a line before storing any of it when its frames
-		 * would overrun the budget; names are counted as they come. */
+		 * would overrun the budget; names are counted as they come,
+		 * and the model twice, as its arrays grow by doubling. */
 		for (n = 1, c = line; (c = memchr(c, ';',
 		    (size_t)(f - c))) != NULL; c++)
 			n++;
-		used = profile_footprint(p) + names + (frames_cap + lens_cap +
-		    locs_cap) * sizeof(uint64_t);
+		used = 2 * profile_footprint(p) + names + (frames_cap +
+		    lens_cap + locs_cap) * sizeof(uint64_t);
 		if (used > limit || n > (limit - used) / FOLDED_FRAME_COST) {
 			error_set(err, errlen, "line %zu: profile needs too "
 			    "much memory to read", lineno);

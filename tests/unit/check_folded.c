@@ -351,7 +351,7 @@ START_TEST(test_memory_bombs)
 	    "memory to read");
 	for (i = 0; i + 4 <= n; i += 4)
 		memcpy(buf + i, "a 1\n", 4);
-	expect_quick_reject(buf, n, "line 8388610: profile needs too much "
+	expect_quick_reject(buf, n, "line 4194306: profile needs too much "
 	    "memory to read");
 	free(buf);
 }
