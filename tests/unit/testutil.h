@@ -297,6 +297,13 @@ tu_each_file(const char *subdir, void (*fn)(const char *, const uint8_t *,
 #endif
 #endif
 
+/* How much slower sanitized code runs, for limits on CPU time. */
+#ifdef TU_ASAN
+#define TU_CPU_SCALE 4.0
+#else
+#define TU_CPU_SCALE 1.0
+#endif
+
 /* CPU seconds this process has used: unlike the wall clock, not slowed
  * down by other work on the machine. */
 static inline double
