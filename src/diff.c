@@ -150,19 +150,14 @@ diff_release(struct diff *d)
 	memset(d, 0, sizeof *d);
 }
 
-/* |V| as an unsigned magnitude, safe for INT64_MIN. */
+/* The size of the change of row R in the flat (CUM 0) or cumulative
+ * (CUM 1) table: a magnitude, since the difference of two int64_t values
+ * need not fit in one. */
 static uint64_t
-diff_abs(int64_t v)
+diff_gap(const struct diff_row *r, int cum)
 {
-	return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-}
-
-/* The delta of row R in the flat (CUM 0) or cumulative (CUM 1) table. */
-static int64_t
-diff_delta(const struct diff_row *r, int cum)
-{
-	return cum ? r->target_cum - r->base_cum :
-	    r->target_self - r->base_self;
+	return cum ? report_gap(r->base_cum, r->target_cum) :
+	    report_gap(r->base_self, r->target_self);
 }
 
 /* Whether the comparators below order by cumulative values. */
@@ -174,8 +169,8 @@ diff_cmp(const void *a, const void *b)
 {
 	const struct diff_row *x = *(const struct diff_row *const *)a;
 	const struct diff_row *y = *(const struct diff_row *const *)b;
-	uint64_t dx = diff_abs(diff_delta(x, diff_sort_cum));
-	uint64_t dy = diff_abs(diff_delta(y, diff_sort_cum));
+	uint64_t dx = diff_gap(x, diff_sort_cum);
+	uint64_t dy = diff_gap(y, diff_sort_cum);
 
 	if (dx != dy)
 		return dx > dy ? -1 : 1;
@@ -208,7 +203,7 @@ diff_table(const struct diff *d, FILE *fp, size_t top, int cum)
 
 	rows = xcalloc(d->nrows + 1, sizeof *rows);
 	for (i = 1; i < d->nrows; i++) {
-		if (diff_delta(&d->rows[i], cum) != 0)
+		if (diff_gap(&d->rows[i], cum) != 0)
 			rows[n++] = &d->rows[i];
 	}
 	diff_sort_cum = cum;
@@ -229,7 +224,7 @@ diff_table(const struct diff *d, FILE *fp, size_t top, int cum)
 
 		report_fmt_value(b, sizeof b, u, before);
 		report_fmt_value(t, sizeof t, u, after);
-		report_fmt_delta(dl, sizeof dl, u, after - before);
+		report_fmt_change(dl, sizeof dl, u, before, after);
 		diff_change(ch, sizeof ch, before, after);
 		wb = strlen(b) > wb ? strlen(b) : wb;
 		wt = strlen(t) > wt ? strlen(t) : wt;
@@ -251,7 +246,7 @@ diff_table(const struct diff *d, FILE *fp, size_t top, int cum)
 		fprintf(fp, "  %*s  %*s  %*s  %*s  %s\n", (int)wb,
 		    report_fmt_value(b, sizeof b, u, before), (int)wt,
 		    report_fmt_value(t, sizeof t, u, after), (int)wd,
-		    report_fmt_delta(dl, sizeof dl, u, after - before),
+		    report_fmt_change(dl, sizeof dl, u, before, after),
 		    (int)wc, ch, r->name);
 	}
 	free(rows);
@@ -277,8 +272,8 @@ diff_write(const struct diff *d, FILE *fp, const struct diff_opts *o)
 		    "Scale:", d->scale);
 	diff_change(ch, sizeof ch, d->base_total, d->target_total);
 	fprintf(fp, "%-9s%s%s%s (%s)\n", "Delta:",
-	    report_fmt_delta(dl, sizeof dl, u, d->target_total -
-	    d->base_total), *u->suffix ? " " : "", u->suffix, ch);
+	    report_fmt_change(dl, sizeof dl, u, d->base_total,
+	    d->target_total), *u->suffix ? " " : "", u->suffix, ch);
 	if (o && o->filters && *o->filters)
 		fprintf(fp, "%-9s%s\n", "Filters:", o->filters);
 	diff_table(d, fp, top, 0);

@@ -18,6 +18,18 @@
 #include "folded.h"
 #include "xmalloc.h"
 
+/* The reader may hold this many bytes per input byte, plus a floor, up to
+ * a cap: like the pprof reader's budget.  Real folded files (stacks merged,
+ * as every tool writes them) need one to four; millions of tiny lines
+ * such as "a;b 1" need ten or more and are refused.  The floor lets any
+ * small file through, even one deep stack of 100k distinct short names
+ * (24 bytes per byte). */
+#define FOLDED_MEM_RATIO 8
+#define FOLDED_MEM_FLOOR ((size_t)64 << 20)
+#define FOLDED_MEM_MAX ((size_t)2 << 30)
+/* What one more frame of a line costs at the least while it is read: its
+ * pointer, length and location id, and its place in the sample pool. */
+#define FOLDED_FRAME_COST (2 * sizeof(void *) + 2 * sizeof(uint64_t))
 
 /* The label keys in the order their pseudo-frames are written. */
 static const char *const folded_state_keys[] = { "%GVL", "%GC" };
@@ -275,13 +287,16 @@ folded_parse(const char *buf, size_t len, char *err, size_t errlen)
 	static const char *const unit[] = { "nanoseconds" };
 	struct profile *p = profile_new();
 	struct profile_label labels[2];
-	const char **frames = NULL, *line, *end, *eol, *stop, *f;
+	const char **frames = NULL, *line, *end, *eol, *stop, *f, *c;
 	size_t *lens = NULL, frames_cap = 0, lens_cap = 0, nframes, nlabels;
-	size_t lineno = 0, i;
+	size_t lineno = 0, i, n, used, names = 0, limit;
 	uint64_t *locs = NULL;
 	size_t locs_cap = 0;
 	int64_t w;
 	void *v;
+
+	limit = len < (FOLDED_MEM_MAX - FOLDED_MEM_FLOOR) / FOLDED_MEM_RATIO ?
+	    FOLDED_MEM_FLOOR + len * FOLDED_MEM_RATIO : FOLDED_MEM_MAX;
 
 	profile_set_value_types(p, 1, type, unit);
 	for (line = buf, end = buf + len; line < end; line = eol + 1) {
@@ -311,6 +326,20 @@ folded_parse(const char *buf, size_t len, char *err, size_t errlen)
 		}
 		f--;
 
+		/* Refuse a line before storing any of it when its frames
+		 * would overrun the budget; names are counted as they come,
+		 * and the model twice, as its arrays grow by doubling. */
+		for (n = 1, c = line; (c = memchr(c, ';',
+		    (size_t)(f - c))) != NULL; c++)
+			n++;
+		used = 2 * profile_footprint(p) + names + (frames_cap +
+		    lens_cap + locs_cap) * sizeof(uint64_t);
+		if (used > limit || n > (limit - used) / FOLDED_FRAME_COST) {
+			error_set(err, errlen, "line %zu: profile needs too "
+			    "much memory to read", lineno);
+			goto fail;
+		}
+
 		nframes = 0;
 		for (;;) {
 			const char *semi = memchr(line, ';',
@@ -338,8 +367,12 @@ folded_parse(const char *buf, size_t len, char *err, size_t errlen)
 		xgrow(&v, &locs_cap, nframes + 1, sizeof *locs);
 		locs = v;
 		for (i = 0; i < nframes; i++) {
+			size_t nstrings = p->nstrings;
 			str_id name = profile_intern_len(p, frames[i],
 			    lens[i]);
+
+			if (p->nstrings != nstrings)
+				names += lens[i];
 			uint64_t fn = profile_function_ids(p, name, name, 0, 0);
 
 			locs[nframes - 1 - i] = profile_location(p, fn, 0);

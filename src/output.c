@@ -522,12 +522,14 @@ output_plausible(uint8_t c)
 }
 
 /* Read all of FD (at most PROFILE_READ_MAX bytes) into *BUF; -2 when
- * its first byte already shows it is no profile. */
+ * its first byte already shows it is no profile.  The first read is
+ * small, so that a large file that is no profile is refused before any
+ * more of it is read or room made for it. */
 static int
 output_slurp(int fd, uint8_t **buf, size_t *len)
 {
 	struct stat st;
-	size_t cap = 65536, used = 0;
+	size_t cap = 4096, used = 0, size = 0;
 	uint8_t *b;
 	ssize_t n;
 
@@ -536,7 +538,8 @@ output_slurp(int fd, uint8_t **buf, size_t *len)
 			errno = EFBIG;
 			return -1;
 		}
-		cap = (size_t)st.st_size + 1;
+		/* The size it says, plus one byte to see the end. */
+		size = (size_t)st.st_size + 1;
 	}
 	b = xmalloc(cap);
 	for (;;) {
@@ -546,8 +549,9 @@ output_slurp(int fd, uint8_t **buf, size_t *len)
 				errno = EFBIG;
 				return -1;
 			}
-			cap = cap * 2 > PROFILE_READ_MAX + 1 ?
-			    PROFILE_READ_MAX + 1 : cap * 2;
+			cap = size > cap ? size : cap * 2;
+			if (cap > PROFILE_READ_MAX + 1)
+				cap = PROFILE_READ_MAX + 1;
 			b = xrealloc(b, cap);
 		}
 		n = read(fd, b + used, cap - used);

@@ -8,8 +8,11 @@
  * written so that pprof never tries to symbolize addresses we do not have.
  *
  * Reading must survive any input: a file from another tool, a truncated
- * download, or bytes crafted to hurt.  Decompression is capped, protobuf-c
- * decodes under a memory budget proportional to the input, and every string
+ * download, or bytes crafted to hurt.  Decompression is capped; a scan of
+ * the top-level fields, which allocates nothing, refuses degenerate entries
+ * and input whose decoding would overrun the budget before protobuf-c
+ * allocates any of it; protobuf-c then decodes under that budget (a
+ * multiple of the input, capped), and every string
  * index and id is checked before the model is touched, so the rest of rperf
  * can trust a parsed profile as much as one it recorded itself.
  */
@@ -26,9 +29,16 @@
 #include "profile.pb-c.h"
 #include "xmalloc.h"
 
-/* protobuf-c may allocate this many bytes per input byte, plus a floor. */
-#define PPROF_UNPACK_RATIO 48
+/* protobuf-c may allocate this many bytes per input byte, plus a floor,
+ * up to a cap.  Real profiles need 6 to 11 (rperf's and Go's, small and
+ * large); a message of a few bytes costs protobuf-c a struct of 50 to 100
+ * bytes, so a stream of tiny entries needs 25 or more and is refused. */
+#define PPROF_UNPACK_RATIO 24
 #define PPROF_UNPACK_FLOOR ((size_t)1 << 20)
+#define PPROF_UNPACK_MAX ((size_t)2 << 30)
+/* What protobuf-c keeps per field while it scans a message (its private
+ * ScannedMember: a tag, a field pointer, a length and a data pointer). */
+#define PPROF_SCANNED_MEMBER (4 * sizeof(void *))
 /* Frames (after inline expansion) allowed per input byte, plus a floor:
  * far above any real profile, far below what a few repeated inlined
  * locations could make a small input declare. */
@@ -382,6 +392,132 @@ fail:
 	inflateEnd(&zs);
 	free(out);
 	return NULL;
+}
+
+/* Read the varint at *AT (before END) into *V and step past it; -1 if it
+ * is cut off or longer than ten bytes. */
+static int
+pprof_varint(const uint8_t **at, const uint8_t *end, uint64_t *v)
+{
+	const uint8_t *p = *at;
+	unsigned shift = 0;
+
+	*v = 0;
+	while (p < end && shift < 70) {
+		*v |= (uint64_t)(*p & 0x7f) << shift;
+		if ((*p++ & 0x80) == 0) {
+			*at = p;
+			return 0;
+		}
+		shift += 7;
+	}
+	return -1;
+}
+
+/*
+ * Walk the top-level fields of the LEN bytes of BUF (without allocating)
+ * and add up what protobuf-c will allocate for them at the least: a scan
+ * record per field, a pointer and a struct per message, the bytes of each
+ * string and unknown field, eight bytes per comment.  Refuses, before any
+ * of that is allocated, input that is not protobuf, an empty mapping,
+ * location or function (its id would be 0, which pprof reserves), an
+ * empty sample where there are sample types, and input needing more than
+ * LIMIT bytes.  What nested messages need is left to the budget.
+ */
+static int
+pprof_prescan(const uint8_t *buf, size_t len, size_t limit, char *err,
+    size_t errlen)
+{
+	static const struct {
+		const char *name;
+		size_t size;
+	} msgs[] = {
+		[1] = { "sample type", sizeof(Perftools__Profiles__ValueType) },
+		[2] = { "sample", sizeof(Perftools__Profiles__Sample) },
+		[3] = { "mapping", sizeof(Perftools__Profiles__Mapping) },
+		[4] = { "location", sizeof(Perftools__Profiles__Location) },
+		[5] = { "function", sizeof(Perftools__Profiles__Function) },
+	};
+	const uint8_t *at = buf, *end = buf + len, *data;
+	size_t need = sizeof(Perftools__Profiles__Profile), ntypes = 0;
+	size_t nsamples = 0, empty_sample = SIZE_MAX, n;
+	uint64_t key, field, size;
+
+	while (at < end) {
+		if (pprof_varint(&at, end, &key) != 0 || key >> 3 == 0 ||
+		    key >> 3 > 0x1fffffff)
+			goto invalid;
+		field = key >> 3;
+		size = 0;
+		switch (key & 7) {
+		case 0:
+			if (pprof_varint(&at, end, &size) != 0)
+				goto invalid;
+			size = 0;
+			data = at;
+			break;
+		case 1:
+		case 5:
+			size = (key & 7) == 1 ? 8 : 4;
+			if (size > (size_t)(end - at))
+				goto invalid;
+			data = at;
+			break;
+		case 2:
+			if (pprof_varint(&at, end, &size) != 0 ||
+			    size > (size_t)(end - at))
+				goto invalid;
+			data = at;
+			break;
+		default:
+			goto invalid;
+		}
+		at += size;
+		n = PPROF_SCANNED_MEMBER;
+		if (field >= 1 && field <= 5 && (key & 7) == 2) {
+			n += sizeof(void *) + msgs[field].size;
+			if (size == 0 && field >= 3) {
+				error_set(err, errlen, "%s with id 0",
+				    msgs[field].name);
+				return -1;
+			}
+			if (field == 1)
+				ntypes++;
+			if (field == 2 && size == 0 &&
+			    empty_sample == SIZE_MAX)
+				empty_sample = nsamples;
+			if (empty_sample != SIZE_MAX && ntypes != 0)
+				break;	/* refused below, before more work */
+			if (field == 2)
+				nsamples++;
+		} else if (field == 6) {
+			n += sizeof(char *) + (size_t)size + 1;
+		} else if (field == 13 && (key & 7) == 2) {
+			/* Packed: one comment per varint ending in it. */
+			for (; data < at; data++)
+				n += (*data & 0x80) ? 0 : sizeof(int64_t);
+		} else if (field == 13) {
+			n += sizeof(int64_t);
+		} else if (field > 15) {
+			n += sizeof(ProtobufCMessageUnknownField) +
+			    (size_t)size;
+		}
+		if (n > limit - need) {
+			error_set(err, errlen, "profile needs too much "
+			    "memory to decode");
+			return -1;
+		}
+		need += n;
+	}
+	if (empty_sample != SIZE_MAX && ntypes != 0) {
+		error_set(err, errlen, "sample %zu has 0 values for %zu "
+		    "sample types", empty_sample, ntypes);
+		return -1;
+	}
+	return 0;
+invalid:
+	error_set(err, errlen, "not a valid profile protobuf");
+	return -1;
 }
 
 /* Allocate for protobuf-c unless that would overrun the budget. */
@@ -749,7 +885,13 @@ pprof_parse(const uint8_t *buf, size_t len, char *err, size_t errlen)
 
 	budget.used = 0;
 	budget.refused = 0;
-	budget.limit = PPROF_UNPACK_FLOOR + rawlen * PPROF_UNPACK_RATIO;
+	budget.limit = rawlen < (PPROF_UNPACK_MAX - PPROF_UNPACK_FLOOR) /
+	    PPROF_UNPACK_RATIO ? PPROF_UNPACK_FLOOR +
+	    rawlen * PPROF_UNPACK_RATIO : PPROF_UNPACK_MAX;
+	if (pprof_prescan(buf, rawlen, budget.limit, err, errlen) != 0) {
+		free(raw);
+		return NULL;
+	}
 	alloc.alloc = pprof_budget_alloc;
 	alloc.free = pprof_budget_free;
 	alloc.allocator_data = &budget;

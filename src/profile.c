@@ -650,3 +650,32 @@ profile_new_like(const struct profile *p)
 		profile_add_comment(q, profile_str(p, p->comments[i]));
 	return q;
 }
+
+/* The bytes of an index's slot array. */
+static size_t
+profile_hash_footprint(const void *v)
+{
+	const struct profile_hash *t = v;
+
+	return t == NULL ? 0 : t->cap * sizeof *t->slots;
+}
+
+size_t
+profile_footprint(const struct profile *p)
+{
+	/* malloc's smallest chunk on 64-bit glibc: each string costs that. */
+	const size_t min_string = 32;
+
+	return sizeof *p + p->strings_cap * sizeof *p->strings +
+	    p->nstrings * min_string +
+	    profile_hash_footprint(p->string_index) +
+	    p->functions_cap * sizeof *p->functions +
+	    profile_hash_footprint(p->function_index) +
+	    p->locations_cap * sizeof *p->locations +
+	    profile_hash_footprint(p->location_index) +
+	    p->samples_cap * sizeof *p->samples +
+	    p->loc_pool_cap * sizeof *p->loc_pool +
+	    p->label_pool_cap * sizeof *p->label_pool +
+	    p->value_pool_cap * sizeof *p->value_pool +
+	    p->comments_cap * sizeof *p->comments;
+}

@@ -168,5 +168,8 @@ const struct profile_function *profile_location_function(
     const struct profile *p, uint64_t location);
 /* A + B, clamped to the int64_t range instead of overflowing. */
 int64_t profile_add_sat(int64_t a, int64_t b);
+/* Roughly the bytes P holds on the heap (arrays by capacity, indexes, a
+ * minimum per string): what readers weigh against a memory budget. */
+size_t profile_footprint(const struct profile *p);
 
 #endif

@@ -418,13 +418,13 @@ report_fmt_uint(char *buf, size_t len, uint64_t u)
 	buf[at] = '\0';
 }
 
-/* Format V in U into BUF, with SIGN ("-", "+" or "") in front. */
+/* Format magnitude M in U into BUF, with SIGN ("-", "+" or "") in
+ * front: a magnitude, so that a difference of two int64_t values, which
+ * may not fit in one, still prints exactly. */
 static char *
-report_fmt_signed(char *buf, size_t len, const struct report_unit *u,
-    int64_t v, int plus)
+report_fmt_mag(char *buf, size_t len, const struct report_unit *u,
+    uint64_t m, const char *sign)
 {
-	uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-	const char *sign = v < 0 ? "-" : plus && v > 0 ? "+" : "";
 	char whole[40];
 	uint64_t ms, frac;
 
@@ -445,18 +445,42 @@ report_fmt_signed(char *buf, size_t len, const struct report_unit *u,
 	return buf;
 }
 
+/* |V| as an unsigned magnitude, safe for INT64_MIN. */
+static uint64_t
+report_abs(int64_t v)
+{
+	return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+}
+
 char *
 report_fmt_value(char *buf, size_t len, const struct report_unit *u,
     int64_t v)
 {
-	return report_fmt_signed(buf, len, u, v, 0);
+	return report_fmt_mag(buf, len, u, report_abs(v), v < 0 ? "-" : "");
 }
 
 char *
 report_fmt_delta(char *buf, size_t len, const struct report_unit *u,
     int64_t v)
 {
-	return report_fmt_signed(buf, len, u, v, 1);
+	return report_fmt_mag(buf, len, u, report_abs(v), v < 0 ? "-" :
+	    v > 0 ? "+" : "");
+}
+
+uint64_t
+report_gap(int64_t before, int64_t after)
+{
+	/* Modulo 2^64 the unsigned difference is exact: it is below 2^64. */
+	return after >= before ? (uint64_t)after - (uint64_t)before :
+	    (uint64_t)before - (uint64_t)after;
+}
+
+char *
+report_fmt_change(char *buf, size_t len, const struct report_unit *u,
+    int64_t before, int64_t after)
+{
+	return report_fmt_mag(buf, len, u, report_gap(before, after),
+	    after < before ? "-" : after > before ? "+" : "");
 }
 
 char *
@@ -776,6 +800,20 @@ report_tree_sort(struct report_tree *t, int by_value)
 	free(kids);
 }
 
+/* Whether node N has a child worth CUT or more (and more than 0). */
+static int
+report_tree_any_child(const struct report_tree *t,
+    const struct report_node *n, int64_t cut)
+{
+	uint32_t c;
+
+	for (c = n->child; c != 0; c = t->nodes[c].next) {
+		if (t->nodes[c].value >= cut && t->nodes[c].value > 0)
+			return 1;
+	}
+	return 0;
+}
+
 int
 report_tree_write(const struct report_tree *t, FILE *fp,
     const struct report_unit *u, double min_pct)
@@ -809,12 +847,26 @@ report_tree_write(const struct report_tree *t, FILE *fp,
 		const struct report_node *n = &t->nodes[c];
 
 		if (n->value >= cut && n->value > 0) {
-			fprintf(fp, "  %*s  %6s  %*s%s\n", (int)vw,
-			    report_fmt_value(val, sizeof val, u, n->value),
-			    report_fmt_pct(pct, sizeof pct, n->value, total),
-			    (int)(2 * (n->depth - 1)), "",
-			    report_tree_name(t, n));
-			if (n->child != 0) {
+			report_fmt_value(val, sizeof val, u, n->value);
+			report_fmt_pct(pct, sizeof pct, n->value, total);
+			if (n->depth <= REPORT_TREE_MAX_INDENT)
+				fprintf(fp, "  %*s  %6s  %*s%s\n", (int)vw, val,
+				    pct, (int)(2 * (n->depth - 1)), "",
+				    report_tree_name(t, n));
+			else
+				fprintf(fp, "  %*s  %6s  %*s(depth %" PRIu32
+				    ") %s\n", (int)vw, val, pct,
+				    2 * REPORT_TREE_MAX_INDENT, "", n->depth,
+				    report_tree_name(t, n));
+			if (n->child != 0 &&
+			    n->depth >= REPORT_TREE_MAX_DEPTH) {
+				if (report_tree_any_child(t, n, cut))
+					fprintf(fp, "  %*s  %6s  %*s(calls "
+					    "deeper than %d levels not "
+					    "shown)\n", (int)vw, "", "",
+					    2 * REPORT_TREE_MAX_INDENT, "",
+					    REPORT_TREE_MAX_DEPTH);
+			} else if (n->child != 0) {
 				c = n->child;
 				continue;
 			}

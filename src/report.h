@@ -84,6 +84,12 @@ char *report_fmt_value(char *buf, size_t len, const struct report_unit *u,
 /* V as a signed value ("+1.50", "-3"). */
 char *report_fmt_delta(char *buf, size_t len, const struct report_unit *u,
     int64_t v);
+/* |AFTER - BEFORE|, exact even where the difference overflows int64_t. */
+uint64_t report_gap(int64_t before, int64_t after);
+/* AFTER - BEFORE as a signed value like report_fmt_delta(), exact even
+ * where the difference overflows int64_t. */
+char *report_fmt_change(char *buf, size_t len, const struct report_unit *u,
+    int64_t before, int64_t after);
 /* V as a percentage of TOTAL ("12.3%", "-" when TOTAL is 0). */
 char *report_fmt_pct(char *buf, size_t len, int64_t v, int64_t total);
 /* The index of the value reports show: VI when valid, else the default. */
@@ -148,10 +154,17 @@ void report_tree_add(struct report_tree *t, const struct profile *p,
  * first, then name (BY_VALUE 1). */
 void report_tree_sort(struct report_tree *t, int by_value);
 
+/* The tree report indents at most this many levels (deeper lines say
+ * their depth), and prints no node deeper than REPORT_TREE_MAX_DEPTH, so
+ * its size grows with the number of nodes, never with depth squared. */
+#define REPORT_TREE_MAX_INDENT 64
+#define REPORT_TREE_MAX_DEPTH 1024
+
 /*
  * Print T as an indented tree, root first: time, percent of the total,
  * name; subtrees worth less than MIN_PCT percent of the total are left
- * out.  Returns 0, or -1 on a write error.
+ * out, and so are nodes deeper than REPORT_TREE_MAX_DEPTH (a line says
+ * where).  Returns 0, or -1 on a write error.
  */
 int report_tree_write(const struct report_tree *t, FILE *fp,
     const struct report_unit *u, double min_pct);

@@ -111,6 +111,36 @@ START_TEST(test_write)
 }
 END_TEST
 
+START_TEST(test_extreme_values)
+{
+	/* Deltas of extreme values overflowed int64_t (undefined behaviour,
+	 * and a wrong delta printed); they now print exactly. */
+	static const char *const s1[] = { "main", "x", NULL };
+	static const char *const s2[] = { "main", "y", NULL };
+	struct profile *base = small(s1, INT64_MAX, s2, INT64_MIN);
+	struct profile *target = small(s1, INT64_MIN, s2, INT64_MAX);
+	struct diff_opts o = { 0, "a", "b", "" };
+	struct diff d;
+	char err[128], *out = NULL;
+	size_t len;
+	int rc;
+
+	ck_assert_int_eq(diff_compute(&d, base, (size_t)-1, target,
+	    (size_t)-1, 0, err, sizeof err), 0);
+	TU_CAPTURE(out, len, rc, diff_write(&d, fp, &o));
+	ck_assert_int_eq(rc, 0);
+	/* 2^64 - 1 ns either way; relative to the base, -200%. */
+	ck_assert_msg(strstr(out, "  -18,446,744,073,709.55  -200.0%  x\n") !=
+	    NULL, "%s", out);
+	ck_assert_msg(strstr(out, "  +18,446,744,073,709.55  -200.0%  y\n") !=
+	    NULL, "%s", out);
+	free(out);
+	diff_release(&d);
+	profile_free(base);
+	profile_free(target);
+}
+END_TEST
+
 START_TEST(test_units_differ)
 {
 	static const char *const s1[] = { "main", NULL };
@@ -138,6 +168,7 @@ diff_suite(void)
 
 	tcase_add_test(tc, test_compute);
 	tcase_add_test(tc, test_write);
+	tcase_add_test(tc, test_extreme_values);
 	tcase_add_test(tc, test_units_differ);
 	suite_add_tcase(s, tc);
 	return s;

@@ -321,6 +321,74 @@ replay(const char *path, const uint8_t *buf, size_t len)
 	profile_free(p);
 }
 
+/* Parse the LEN bytes of TEXT, expecting a refusal with WANT within a
+ * few seconds. */
+static void
+expect_quick_reject(const char *text, size_t len, const char *want)
+{
+	char err[256] = "";
+	double t0 = tu_cpu_seconds(), dt;
+	struct profile *p = folded_parse(text, len, err, sizeof err);
+
+	dt = tu_cpu_seconds() - t0;
+	ck_assert_msg(p == NULL, "accepted input expected to fail (%s)", want);
+	ck_assert_str_eq(err, want);
+	ck_assert_msg(dt < 3.0 * TU_CPU_SCALE, "refused after %.1f CPU seconds",
+	    dt);
+}
+
+START_TEST(test_memory_bombs)
+{
+	/* One line of 64M empty frames once took 2.1 GB to read; 16M lines
+	 * "a 1" took 1.4 GB.  Both are now refused within the budget (512
+	 * MiB here, which arrays that double may briefly overshoot). */
+	size_t n = 64 << 20, i;
+	char *buf = xmalloc(n + 3);
+
+	memset(buf, ';', n);
+	memcpy(buf + n, " 1\n", 3);
+	tu_limit_memory(1024);
+	expect_quick_reject(buf, n + 3, "line 1: profile needs too much "
+	    "memory to read");
+	for (i = 0; i + 4 <= n; i += 4)
+		memcpy(buf + i, "a 1\n", 4);
+	expect_quick_reject(buf, n, "line 4194306: profile needs too much "
+	    "memory to read");
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_large_file_loads)
+{
+	/* 100k merged stacks of up to 40 frames over 2,000 functions: a big
+	 * real file still loads, in little more memory than its text. */
+	size_t cap = 96 << 20, len = 0, i, k, depth;
+	char *buf = xmalloc(cap), err[256] = "";
+	unsigned seed = 7;
+	struct profile *p;
+
+	for (i = 0; i < 100000; i++) {
+		seed = seed * 1103515245 + 12345;
+		depth = 2 + (seed >> 16) % 39;
+		len += (size_t)sprintf(buf + len, "main");
+		for (k = 0; k < depth; k++) {
+			seed = seed * 1103515245 + 12345;
+			len += (size_t)sprintf(buf + len,
+			    ";App::Klass%u#method_%u", (seed >> 8) % 50,
+			    (seed >> 12) % 2000);
+		}
+		len += (size_t)sprintf(buf + len, " %zu\n", i % 97 + 1);
+		ck_assert_uint_lt(len, cap - 4096);
+	}
+	tu_limit_memory(256);
+	p = folded_parse(buf, len, err, sizeof err);
+	ck_assert_msg(p != NULL, "%s", err);
+	ck_assert_uint_eq(p->nsamples, 100000);
+	profile_free(p);
+	free(buf);
+}
+END_TEST
+
 START_TEST(test_fuzz_regressions)
 {
 	tu_each_file("fuzz/regressions", replay);
@@ -335,6 +403,7 @@ folded_suite(void)
 	Suite *s = suite_create("folded");
 	TCase *tc = tcase_create("core");
 
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_write_known);
 	tcase_add_test(tc, test_write_sanitizes);
 	tcase_add_test(tc, test_round_trip_text);
@@ -346,6 +415,8 @@ folded_suite(void)
 	tcase_add_test(tc, test_from_pprof);
 	tcase_add_test(tc, test_truncations_and_flips);
 	tcase_add_test(tc, test_write_error);
+	tcase_add_test(tc, test_memory_bombs);
+	tcase_add_test(tc, test_large_file_loads);
 	tcase_add_test(tc, test_fuzz_regressions);
 	suite_add_tcase(s, tc);
 	return s;

@@ -530,6 +530,43 @@ START_TEST(test_read_errors)
 }
 END_TEST
 
+START_TEST(test_read_huge_files)
+{
+	/* 900 MiB of zero bytes (a sparse file) was read whole before its
+	 * first byte was refused; more than PROFILE_READ_MAX is refused by
+	 * its size. */
+	char *dir = make_dir(), *path, *want, err[256];
+	double t0;
+	int fd;
+
+	path = xasprintf("%s/zeros.pb", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ne(fd, -1);
+	ck_assert_int_eq(ftruncate(fd, (off_t)900 << 20), 0);
+	close(fd);
+	want = xasprintf("'%s' is not a pprof or folded profile", path);
+	tu_limit_memory(64);
+	t0 = tu_cpu_seconds();
+	ck_assert_ptr_null(profile_read(path, err, sizeof err));
+	t0 = tu_cpu_seconds() - t0;
+	ck_assert_str_eq(err, want);
+	ck_assert_msg(t0 < 1.0 * TU_CPU_SCALE, "took %.1f CPU seconds", t0);
+	free(want);
+
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ne(fd, -1);
+	ck_assert_int_eq(ftruncate(fd, (off_t)PROFILE_READ_MAX + 1), 0);
+	ck_assert_int_eq(pwrite(fd, "a 1\n", 4, 0), 4);
+	close(fd);
+	want = xasprintf("'%s' is too large (more than 1024 MiB)", path);
+	ck_assert_ptr_null(profile_read(path, err, sizeof err));
+	ck_assert_str_eq(err, want);
+	free(want);
+	free(path);
+	remove_dir(dir);
+}
+END_TEST
+
 START_TEST(test_read_raw_and_stdin)
 {
 	struct profile *p = tu_sample_profile(), *q;
@@ -584,6 +621,7 @@ output_suite(void)
 	tcase_add_test(tc, test_write_stdout_full);
 	tcase_add_test(tc, test_write_fails_half_way);
 	tcase_add_test(tc, test_read_errors);
+	tcase_add_test(tc, test_read_huge_files);
 	tcase_add_test(tc, test_read_raw_and_stdin);
 	suite_add_tcase(s, tc);
 	return s;

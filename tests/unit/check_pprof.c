@@ -16,14 +16,6 @@
 #include "profile.pb-c.h"
 #include "testutil.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TEST_ASAN 1
-#endif
-#endif
-
 /* Encode P with pprof_write; returns the gzip bytes. */
 static uint8_t *
 encode(const struct profile *p, size_t *len)
@@ -391,7 +383,7 @@ START_TEST(test_huge_lengths)
 	static const uint8_t s4[] = { 0x0a, 0x7f, 0x08, 0x01 };
 	/* a group wire type, which no pprof field uses. */
 	static const uint8_t s5[] = { 0x0b, 0x0c };
-#ifndef TEST_ASAN
+#ifndef TU_ASAN
 	struct rlimit rl = { (rlim_t)1 << 30, (rlim_t)1 << 30 };
 
 	/* Any attempt to allocate what the lengths declare now fails. */
@@ -426,6 +418,142 @@ START_TEST(test_many_empty_messages)
 		    "decode");
 	profile_free(p);
 	free(buf);
+}
+END_TEST
+
+/* Gzip N copies of the LEN bytes of UNIT, after the LEN0 bytes of HEAD. */
+static uint8_t *
+gzip_repeat(const uint8_t *head, size_t len0, const uint8_t *unit,
+    size_t len, size_t n, size_t *outlen)
+{
+	size_t chunk_units = 65536, cap = 4 << 20, i, k;
+	uint8_t *chunk = xmalloc(chunk_units * len), *out = xmalloc(cap);
+	z_stream zs;
+
+	for (i = 0; i < chunk_units; i++)
+		memcpy(chunk + i * len, unit, len);
+	memset(&zs, 0, sizeof zs);
+	ck_assert_int_eq(deflateInit2(&zs, 1, Z_DEFLATED, 31, 8,
+	    Z_DEFAULT_STRATEGY), Z_OK);
+	zs.next_out = out;
+	zs.avail_out = (uInt)cap;
+	zs.next_in = (Bytef *)(uintptr_t)head;
+	zs.avail_in = (uInt)len0;
+	ck_assert_int_eq(deflate(&zs, Z_NO_FLUSH), Z_OK);
+	for (i = 0; i < n; i += k) {
+		k = n - i < chunk_units ? n - i : chunk_units;
+		zs.next_in = chunk;
+		zs.avail_in = (uInt)(k * len);
+		ck_assert_int_eq(deflate(&zs, Z_NO_FLUSH), Z_OK);
+	}
+	ck_assert_int_eq(deflate(&zs, Z_FINISH), Z_STREAM_END);
+	*outlen = zs.total_out;
+	deflateEnd(&zs);
+	free(chunk);
+	return out;
+}
+
+/* Parse BUF, expecting a refusal with WANT within a few CPU seconds. */
+static void
+expect_quick_reject(const uint8_t *buf, size_t len, const char *want)
+{
+	double t0 = tu_cpu_seconds(), dt;
+
+	expect_reject(buf, len, want);
+	dt = tu_cpu_seconds() - t0;
+	ck_assert_msg(dt < 3.0 * TU_CPU_SCALE, "refused after %.1f CPU seconds",
+	    dt);
+}
+
+START_TEST(test_mapping_bomb)
+{
+	/* Under a MiB of gzip holding 64M empty mappings (128 MiB) once
+	 * took 4 GB and 9 s to refuse; an empty mapping has the reserved
+	 * id 0. */
+	static const uint8_t empty[] = { 0x1a, 0x00 };
+	/* 32M mappings of id 1, four bytes each: legal framing, but each
+	 * costs protobuf-c over a hundred bytes. */
+	static const uint8_t tiny[] = { 0x1a, 0x02, 0x08, 0x01 };
+	size_t len, len2;
+	uint8_t *gz = gzip_repeat(NULL, 0, empty, sizeof empty, 64 << 20,
+	    &len);
+	uint8_t *gz2 = gzip_repeat(NULL, 0, tiny, sizeof tiny, 32 << 20,
+	    &len2);
+
+	ck_assert_uint_lt(len, 1 << 20);
+	/* The decompressed 128 MiB, and little more. */
+	tu_limit_memory(256);
+	expect_quick_reject(gz, len, "mapping with id 0");
+	expect_quick_reject(gz2, len2, "profile needs too much memory to "
+	    "decode");
+	free(gz);
+	free(gz2);
+}
+END_TEST
+
+START_TEST(test_tiny_entry_bomb)
+{
+	/* 1M empty mappings, locations, functions; empty samples where
+	 * there is a sample type; raw, so nothing is decompressed. */
+	static const uint8_t keys[] = { 0x1a, 0x22, 0x2a, 0x12 };
+	static const char *const want[] = { "mapping with id 0",
+	    "location with id 0", "function with id 0",
+	    "sample 0 has 0 values for 1 sample types" };
+	size_t n = 1 << 20, i, k;
+	uint8_t *buf = xmalloc(2 * n + 4);
+
+	tu_limit_memory(64);
+	for (k = 0; k < 4; k++) {
+		memcpy(buf, "\x0a\x02\x08\x00", 4);	/* a sample type */
+		for (i = 0; i < n; i++) {
+			buf[4 + 2 * i] = keys[k];
+			buf[4 + 2 * i + 1] = 0;
+		}
+		expect_quick_reject(buf, 2 * n + 4, want[k]);
+	}
+	free(buf);
+}
+END_TEST
+
+START_TEST(test_large_profile_loads)
+{
+	/* 200k distinct samples of 30 frames: a big but real profile must
+	 * still load under the budget. */
+	static const char *const types[] = { "samples", "cpu" };
+	static const char *const units[] = { "count", "nanoseconds" };
+	struct profile *p = profile_new(), *q;
+	uint64_t locs[30], fns[1000];
+	int64_t values[2];
+	char name[64], err[256] = "";
+	size_t i, k, len;
+	uint8_t *gz;
+	unsigned seed = 1;
+
+	profile_set_value_types(p, 2, types, units);
+	for (i = 0; i < 1000; i++) {
+		snprintf(name, sizeof name, "Mod%zu::Klass%zu#method_%zu",
+		    i % 17, i % 101, i);
+		fns[i] = profile_function(p, name, name, "lib/app.rb",
+		    (int64_t)i);
+	}
+	for (i = 0; i < 200000; i++) {
+		for (k = 0; k < 30; k++) {
+			seed = seed * 1103515245 + 12345;
+			locs[k] = profile_location(p, fns[(seed >> 8) % 1000],
+			    (int64_t)(seed % 50));
+		}
+		values[0] = (int64_t)(i % 7) + 1;
+		values[1] = values[0] * 1000000;
+		profile_add_sample(p, locs, 30, values, NULL, 0);
+	}
+	gz = encode(p, &len);
+	tu_limit_memory(1024);
+	q = pprof_parse(gz, len, err, sizeof err);
+	ck_assert_msg(q != NULL, "%s", err);
+	ck_assert_uint_eq(q->nsamples, 200000);
+	profile_free(q);
+	profile_free(p);
+	free(gz);
 }
 END_TEST
 
@@ -638,6 +766,9 @@ pprof_suite(void)
 	tcase_add_test(tc, test_bad_ids);
 	tcase_add_test(tc, test_huge_lengths);
 	tcase_add_test(tc, test_many_empty_messages);
+	tcase_add_test(tc, test_mapping_bomb);
+	tcase_add_test(tc, test_tiny_entry_bomb);
+	tcase_add_test(tc, test_large_profile_loads);
 	tcase_add_test(tc, test_inline_bomb);
 	tcase_add_test(tc, test_truncations);
 	tcase_add_test(tc, test_byte_flips);

@@ -174,6 +174,49 @@ START_TEST(test_tree)
 }
 END_TEST
 
+START_TEST(test_tree_deep)
+{
+	/* A 10,000-deep stack once printed 100 MB (indentation growing with
+	 * depth on every line); now lines stop indenting at
+	 * REPORT_TREE_MAX_INDENT levels and stop at REPORT_TREE_MAX_DEPTH. */
+	static const char *const types[] = { "samples", "cpu" };
+	static const char *const units[] = { "count", "nanoseconds" };
+	size_t depth = 10000, i, lines = 0, len;
+	struct profile *p = profile_new();
+	uint64_t *locs = xcalloc(depth, sizeof *locs);
+	int64_t values[2] = { 1, 1000000 };
+	char name[32], want[256], *out, *c;
+
+	profile_set_value_types(p, 2, types, units);
+	for (i = 0; i < depth; i++) {
+		snprintf(name, sizeof name, "f%zu", i);
+		locs[depth - 1 - i] = profile_location(p,
+		    profile_function(p, name, name, "x.rb", 1), 1);
+	}
+	profile_add_sample(p, locs, depth, values, NULL, 0);
+	out = tree_text(p, 0.0);
+	len = strlen(out);
+	for (c = out; *c != '\0'; c++)
+		lines += *c == '\n';
+	ck_assert_msg(len < 200000, "%zu bytes of tree", len);
+	/* Title, heading, REPORT_TREE_MAX_DEPTH nodes, the note. */
+	ck_assert_uint_eq(lines, REPORT_TREE_MAX_DEPTH + 3);
+	snprintf(want, sizeof want, "%%  %*sf%d\n", 2 * REPORT_TREE_MAX_INDENT -
+	    2, "", REPORT_TREE_MAX_INDENT - 1);
+	ck_assert_ptr_nonnull(strstr(out, want));
+	snprintf(want, sizeof want, "%*s(depth %d) f%d\n",
+	    2 * REPORT_TREE_MAX_INDENT, "", REPORT_TREE_MAX_INDENT + 1,
+	    REPORT_TREE_MAX_INDENT);
+	ck_assert_ptr_nonnull(strstr(out, want));
+	ck_assert_ptr_nonnull(strstr(out, "(calls deeper than 1024 levels "
+	    "not shown)\n"));
+	ck_assert_ptr_null(strstr(out, "f1024\n"));
+	free(out);
+	free(locs);
+	profile_free(p);
+}
+END_TEST
+
 START_TEST(test_tree_shape)
 {
 	struct profile *p = tu_sample_profile();
@@ -232,6 +275,7 @@ report_suite(void)
 	tcase_add_test(tc, test_filter_errors_and_description);
 	tcase_add_test(tc, test_filter_keeps_comments_true);
 	tcase_add_test(tc, test_tree);
+	tcase_add_test(tc, test_tree_deep);
 	tcase_add_test(tc, test_tree_shape);
 	tcase_add_test(tc, test_format);
 	suite_add_tcase(s, tc);

@@ -7,11 +7,14 @@
 #ifndef RPERF_TESTUTIL_H
 #define RPERF_TESTUTIL_H
 
+#include <sys/resource.h>
+
 #include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <check.h>
 
@@ -284,6 +287,54 @@ tu_each_file(const char *subdir, void (*fn)(const char *, const uint8_t *,
 	closedir(d);
 	free(dir);
 	return n;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TU_ASAN 1
+#endif
+#endif
+
+/* How much slower sanitized code runs, for limits on CPU time. */
+#ifdef TU_ASAN
+#define TU_CPU_SCALE 4.0
+#else
+#define TU_CPU_SCALE 1.0
+#endif
+
+/* CPU seconds this process has used: unlike the wall clock, not slowed
+ * down by other work on the machine. */
+static inline double
+tu_cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Limit this (forked) test's address space to what it maps now plus MB
+ * MiB, so that a reader spending more dies and the test fails; not under
+ * ASan, whose shadow memory needs address space of its own. */
+static inline void
+tu_limit_memory(size_t mb)
+{
+#ifndef TU_ASAN
+	unsigned long pages = 0;
+	struct rlimit rl;
+	FILE *fp = fopen("/proc/self/statm", "r");
+
+	ck_assert_ptr_nonnull(fp);
+	ck_assert_int_eq(fscanf(fp, "%lu", &pages), 1);
+	fclose(fp);
+	rl.rlim_cur = rl.rlim_max = (rlim_t)pages * 4096 +
+	    ((rlim_t)mb << 20);
+	ck_assert_int_eq(setrlimit(RLIMIT_AS, &rl), 0);
+#else
+	(void)mb;
+#endif
 }
 
 /* Run suite S; the exit status of a test program. */
