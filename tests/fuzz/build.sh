@@ -9,7 +9,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 src=$here/../../src
 cc=${CC:-clang}
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -I$src -I$build/src"
-lib="$src/profile.c $src/pprof.c $src/folded.c $src/text.c $src/error.c $src/xmalloc.c $build/src/profile.pb-c.c"
-libs=$(pkg-config --libs libprotobuf-c zlib)
+# The data side, as Makefile.am lists it, so that a new file there
+# cannot leave the fuzzers unbuildable.
+lib=$(sed -n '/^DATA_SOURCES = /,/^[^[:space:]]/p' "$here/../../Makefile.am" |
+	grep -o 'src/[A-Za-z0-9_-]*\.c' | sed "s|^src/|$src/|" | tr '\n' ' ')
+[ -n "$lib" ] || { echo "build.sh: no DATA_SOURCES in Makefile.am" >&2; exit 1; }
+lib="$lib $build/src/profile.pb-c.c"
+# What of configure's config.h the data side uses.
+mkdir -p "$build/src"
+[ -f "$build/src/config.h" ] || echo '#define PACKAGE_VERSION "fuzz"' >"$build/src/config.h"
+libs="$(pkg-config --libs libprotobuf-c zlib) -ldl -lpthread -lm"
 $cc $flags -o "$out/fuzz_pprof" "$here/fuzz_pprof.c" $lib $libs
 $cc $flags -o "$out/fuzz_folded" "$here/fuzz_folded.c" $lib $libs
