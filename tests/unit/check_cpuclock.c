@@ -10,7 +10,6 @@
 #define _GNU_SOURCE	/* sched_setaffinity, when built by hand */
 #endif
 #include <check.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
@@ -25,6 +24,7 @@
 #include <unistd.h>
 
 #include "cpuclock.h"
+#include "testutil.h"
 
 /* The system call's view of this thread's CPU time. */
 static int64_t
@@ -312,31 +312,15 @@ START_TEST(test_fork_child)
 }
 END_TEST
 
-/* The number of open file descriptors of this process. */
-static int
-open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((e = readdir(d)) != NULL)
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
 START_TEST(test_no_descriptor_and_close)
 {
 	struct cpuclock c;
-	int before = open_fds();
+	int before = tu_count_entries("/proc/self/fd");
 
 	/* A clock holds no descriptor: the profiled script's fd numbers
 	 * stay what they are under ruby. */
 	cpuclock_open(&c);
-	ck_assert_int_eq(open_fds(), before);
+	ck_assert_int_eq(tu_count_entries("/proc/self/fd"), before);
 	check_busy(&c, "no descriptor", 20000000);
 	cpuclock_close(&c);
 	ck_assert_ptr_null(c.page);

@@ -32,24 +32,6 @@ make_dir(void)
 	return dir;
 }
 
-/* The number of entries (other than . and ..) in DIR. */
-static int
-count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") != 0 &&
-		    strcmp(de->d_name, "..") != 0)
-			n++;
-	}
-	closedir(d);
-	return n;
-}
-
 /* Remove DIR and the plain files in it. */
 static void
 remove_dir(char *dir)
@@ -169,7 +151,7 @@ START_TEST(test_write_and_read_back)
 		profile_free(q);
 		free(path);
 	}
-	ck_assert_int_eq(count_entries(dir), 3);
+	ck_assert_int_eq(tu_count_entries(dir), 3);
 	umask(mask);
 	remove_dir(dir);
 	profile_free(p);
@@ -205,7 +187,7 @@ START_TEST(test_replace_existing)
 	q = profile_read(path, err, sizeof err);
 	ck_assert_int_eq(profile_total(q, 0), 12000000);
 	profile_free(q);
-	ck_assert_int_eq(count_entries(dir), 2);
+	ck_assert_int_eq(tu_count_entries(dir), 2);
 	free(path);
 	free(link);
 	remove_dir(dir);
@@ -240,7 +222,7 @@ START_TEST(test_replace_keeps_mode_and_owner)
 	    sizeof err), 0);
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_mode & 07777, 0644);
-	ck_assert_int_eq(count_entries(dir), 1);
+	ck_assert_int_eq(tu_count_entries(dir), 1);
 	umask(mask);
 	free(path);
 	remove_dir(dir);
@@ -291,7 +273,7 @@ START_TEST(test_symlink_in_shared_dir)
 		ck_assert_ptr_nonnull(fgets(buf, sizeof buf, fp));
 		fclose(fp);
 		ck_assert_str_eq(buf, "secret\n");
-		ck_assert_int_eq(count_entries(shared), 1);
+		ck_assert_int_eq(tu_count_entries(shared), 1);
 	}
 	ck_assert_int_eq(unlink(link), 0);
 	ck_assert_int_eq(rmdir(shared), 0);
@@ -346,7 +328,7 @@ START_TEST(test_write_new_and_at)
 	ck_assert_ptr_nonnull(fgets(buf, sizeof buf, fp));
 	fclose(fp);
 	ck_assert_str_eq(buf, "secret\n");
-	ck_assert_int_eq(count_entries(dir), 3);
+	ck_assert_int_eq(tu_count_entries(dir), 3);
 	free(victim);
 	free(link);
 	free(path);
@@ -365,7 +347,7 @@ START_TEST(test_write_missing_dir)
 	    NULL, err, sizeof err), -1);
 	want = xasprintf("cannot write '%s': No such file or directory", path);
 	ck_assert_str_eq(err, want);
-	ck_assert_int_eq(count_entries(dir), 0);
+	ck_assert_int_eq(tu_count_entries(dir), 0);
 	free(want);
 	free(path);
 	remove_dir(dir);
@@ -382,7 +364,7 @@ START_TEST(test_write_to_directory)
 	    NULL, err, sizeof err), -1);
 	want = xasprintf("cannot write '%s': Is a directory", dir);
 	ck_assert_str_eq(err, want);
-	ck_assert_int_eq(count_entries(dir), 0);
+	ck_assert_int_eq(tu_count_entries(dir), 0);
 	free(want);
 	remove_dir(dir);
 	profile_free(p);
@@ -473,7 +455,7 @@ START_TEST(test_write_fails_half_way)
 	    NULL, err, sizeof err), -1);
 	want = xasprintf("cannot write '%s': File too large", path);
 	ck_assert_str_eq(err, want);
-	ck_assert_int_eq(count_entries(dir), 1);
+	ck_assert_int_eq(tu_count_entries(dir), 1);
 	q = profile_read(path, err, sizeof err);
 	ck_assert_ptr_nonnull(q);
 	ck_assert_int_eq(profile_total(q, 0), 42);

@@ -33,23 +33,6 @@ make_tmpdir(void)
 	return dir;
 }
 
-/* The number of entries (other than . and ..) in DIR. */
-static int
-count_entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-			n++;
-	}
-	closedir(d);
-	return n;
-}
-
 /* Seconds on the monotonic clock. */
 static double
 now_s(void)
@@ -70,11 +53,11 @@ START_TEST(test_child_profile_merged)
 
 	session_init(&s);
 	ck_assert(!session_active(&s));
-	ck_assert_int_eq(count_entries(tmp), 0);	/* nothing until asked */
+	ck_assert_int_eq(tu_count_entries(tmp), 0);	/* nothing until asked */
 	ck_assert_msg(session_create(&s, err, sizeof err) == 0, "%s", err);
 	ck_assert(session_active(&s));
 	ck_assert_int_eq(session_create(&s, err, sizeof err), 0);	/* once */
-	ck_assert_int_eq(count_entries(tmp), 1);
+	ck_assert_int_eq(tu_count_entries(tmp), 1);
 	ck_assert_int_eq(stat(s.dir, &st), 0);
 	ck_assert_int_eq(st.st_mode & 07777, 0700);
 
@@ -82,14 +65,14 @@ START_TEST(test_child_profile_merged)
 	session_child_started(&s, 4242);
 	ck_assert(session_has_children(&s));
 	ck_assert_msg(session_child_write(&s, 4242, p, err, sizeof err) == 0, "%s", err);
-	ck_assert_int_eq(count_entries(s.dir), 1);	/* .running gone */
+	ck_assert_int_eq(tu_count_entries(s.dir), 1);	/* .running gone */
 	out = profile_new_like(p);
 	ck_assert_int_eq(session_collect(&s, out, 1, pids, 4), 1);
 	ck_assert_int_eq(pids[0], 4242);
 	ck_assert_int_eq(profile_total(out, 0), profile_total(p, 0));
 	session_remove(&s);
 	ck_assert(!session_active(&s));
-	ck_assert_int_eq(count_entries(tmp), 0);
+	ck_assert_int_eq(tu_count_entries(tmp), 0);
 	rmdir(tmp);
 	free(tmp);
 	profile_free(out);
@@ -153,7 +136,7 @@ START_TEST(test_removed_session_never_written)
 	ck_assert_ptr_nonnull(fgets(buf, sizeof buf, fp));
 	fclose(fp);
 	ck_assert_str_eq(buf, "secret\n");
-	ck_assert_int_eq(count_entries(child.dir), 1);
+	ck_assert_int_eq(tu_count_entries(child.dir), 1);
 
 	/* A descriptor the script closed and reused for another directory. */
 	{
@@ -165,7 +148,7 @@ START_TEST(test_removed_session_never_written)
 	}
 	ck_assert_int_eq(session_child_write(&child, 4242, p, err, sizeof err), -1);
 	ck_assert_msg(strstr(err, "is no longer open") != NULL, "%s", err);
-	ck_assert_int_eq(count_entries(child.dir), 1);
+	ck_assert_int_eq(tu_count_entries(child.dir), 1);
 
 	close(child.fd);
 	unlink(link);
@@ -204,7 +187,7 @@ START_TEST(test_dead_child_not_waited_for)
 	ck_assert_msg(now_s() - t0 < 2, "waited %.1f s for a zombie", now_s() - t0);
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	session_remove(&s);
-	ck_assert_int_eq(count_entries(tmp), 0);
+	ck_assert_int_eq(tu_count_entries(tmp), 0);
 	rmdir(tmp);
 	free(tmp);
 	profile_free(out);

@@ -350,4 +350,21 @@ tu_run(Suite *s)
 	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+/* The number of entries (other than . and ..) in DIR. */
+static inline int
+tu_count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
 #endif
