@@ -85,6 +85,7 @@ struct push {
 	pthread_t spooler;		/* writes the spill to the spool dir */
 	int spooler_stop;
 	int spool_failed;	/* intervals that could not even be spooled */
+	int spool_noted;	/* the first spooled file has been named */
 	int stopping;
 	int retry_noted;	/* "retrying" printed since the last success */
 	int last_rejected;	/* the status last reported as refused */
@@ -1185,9 +1186,10 @@ push_thread(void *arg)
 }
 
 /*
- * Spool IV and say where it went; -1 when it could not be written.  Only
- * the first failure is told in full: a spool directory that cannot be
- * written fails for every interval of a long run; push_finish counts.
+ * Spool IV; -1 when it could not be written.  Only the first file and
+ * the first failure are told in full (unless quiet): against a server
+ * that is down, a long run spools every interval, and one line each
+ * would flood the program's stderr; push_finish counts the rest.
  */
 static int
 push_spool_one(struct push *p, const struct push_interval *iv)
@@ -1200,7 +1202,9 @@ push_spool_one(struct push *p, const struct push_interval *iv)
 			    "profile: %s\n", err);
 		return -1;
 	}
-	fprintf(stderr, "rperf: push: saved an unsent profile to '%s'\n", path);
+	if (!p->spool_noted && !p->quiet)
+		fprintf(stderr, "rperf: push: saved an unsent profile to '%s'\n", path);
+	p->spool_noted = 1;
 	free(path);
 	return 0;
 }
@@ -1409,6 +1413,9 @@ push_finish(struct push *p)
 		    p->stats.over_limit == 1 ? "" : "s", p->over_ns / 1e9,
 		    (unsigned long long)p->over_bytes, limit, p->spool_dir);
 	}
+	if (p->stats.spooled > 1 && !p->quiet)
+		fprintf(stderr, "rperf: push: saved %llu unsent profiles in '%s'\n",
+		    (unsigned long long)p->stats.spooled, p->spool_dir);
 	if (p->spool_failed > 1)
 		fprintf(stderr, "rperf: push: could not keep %d unsent profiles "
 		    "in '%s'\n", p->spool_failed, p->spool_dir);

@@ -2,7 +2,8 @@
 """push-receiver.py: a stand-in for Pyroscope's /ingest, for the tests.
 
 Listens on 127.0.0.1 only, on a free port it writes to --port-file (whole,
-by rename, so a reader never sees half of it), and stores every request
+by rename, so a reader never sees half of it; only once it listens, unless
+--start-after says otherwise), and stores every request
 in --dir as it arrives, before answering:
 
   N.query     the raw query string
@@ -134,12 +135,9 @@ class Receiver(BaseHTTPRequestHandler):
         self.answer(status, text)
 
 
-def hang(port, deadline):
-    """Accept on PORT and read until DEADLINE, never answering."""
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("127.0.0.1", port))
-    s.listen(64)
+def hang(s, deadline):
+    """Accept on the listening socket S and read until DEADLINE, never
+    answering."""
     held = []
     while time.monotonic() < deadline:
         s.settimeout(max(0.01, min(0.2, deadline - time.monotonic())))
@@ -170,27 +168,39 @@ def main():
     opts = ap.parse_args()
     os.makedirs(opts.dir, exist_ok=True)
 
-    # A free port, known before the server listens on it.
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    tmp = opts.port_file + ".tmp"
-    with open(tmp, "w") as f:
-        f.write("%d\n" % port)
-    os.rename(tmp, opts.port_file)
+    def announce(port):
+        tmp = opts.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write("%d\n" % port)
+        os.rename(tmp, opts.port_file)
 
     deadline = time.monotonic() + opts.timeout
-    if opts.start_after > 0:
-        time.sleep(min(opts.start_after, opts.timeout))
     if opts.hang:
-        return hang(port, deadline)
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.bind(("127.0.0.1", 0))
+        s.listen(64)
+        announce(s.getsockname()[1])
+        return hang(s, deadline)
+    if opts.start_after > 0:
+        # A free port, known before anything listens on it.
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        announce(port)
+        time.sleep(min(opts.start_after, opts.timeout))
+    else:
+        port = 0
     ThreadingHTTPServer.allow_reuse_address = True
     ThreadingHTTPServer.daemon_threads = True
     srv = ThreadingHTTPServer(("127.0.0.1", port), Receiver)
     srv.opts = opts
     srv.count = 0
     srv.lock = threading.Lock()
+    if port == 0:
+        # Announced only once it listens: a client that reads the port
+        # file never finds the port closed.
+        announce(srv.server_address[1])
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     left = deadline - time.monotonic()
     if left > 0:

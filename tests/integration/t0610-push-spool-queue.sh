@@ -35,7 +35,21 @@ test_expect_success 'a server that never answers: the spool covers the whole run
 	# about 50 intervals; the queue alone never kept more than 17
 	test "$n" -ge 25 &&
 	within_pct "$span" "$whole" 3 &&
-	test_grep ! "dropped" err
+	test_grep ! "dropped" err &&
+	# one line names the first file, one at the end counts them all
+	test "$(grep -c "saved an unsent profile" err)" -eq 1 &&
+	test_grep "^rperf: push: saved $n unsent profiles in .spool.$" err
+'
+
+test_expect_success 'with -q, spooling is silent' '
+	receiver_start r1q --hang &&
+	rc=0 && "$RPERF" record -q -m wall -o /dev/null --push "$URL" \
+	    --push-interval 0.1 --push-timeout 0.3 --spool spoolq \
+	    -e "t = Time.now; sleep 0.01 while Time.now - t < 1" >out 2>err || rc=$?
+	receiver_stop &&
+	test "$rc" -eq 0 &&
+	test "$(ls spoolq/*.spool | wc -l)" -ge 3 &&
+	test_grep ! "saved" err
 '
 
 test_expect_success 'a tiny --spool-max: what does not fit is dropped, and said so' '
