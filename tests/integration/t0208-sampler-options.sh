@@ -32,8 +32,10 @@ test_expect_success 'Rperf.snapshot(output:) writes a profile and the run goes o
 	"$RPERF" record -q -o end.folded -e "
 		def first = 400_000.times.sum
 		def second = 400_000.times.sum
+		def between = 200_000.times.sum
 		first
 		Rperf.snapshot(output: %q(mid.folded), clear: true)
+		between  # (with no sample since the clear, mid.txt would be empty)
 		Rperf.snapshot(output: %q(mid.txt))
 		second
 		p Rperf.snapshot(output: %q(x.pb.gz)) == %q(x.pb.gz)" >out &&
