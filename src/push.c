@@ -60,7 +60,8 @@ struct push {
 	char *tenant, *token;
 	int insecure, quiet;
 	double timeout_s;
-	char *spool_dir;
+	char *spool_dir;	/* as given, for messages */
+	char *spool_at;		/* the same, absolute: the script may chdir */
 	size_t queue_max;
 	/* The spool directory's size, scanned at the first spooled interval
 	 * and counted on from there; only the spooler (or push_finish, after
@@ -122,6 +123,7 @@ static atomic_uint push_spool_seq;
 /* Defined with the spool files, used by the spooler. */
 static uint64_t push_spool_size(const struct push_interval *iv);
 static uint64_t push_spool_dir_size(const char *dir);
+static char *push_absolute(const char *dir);
 static void push_format_size(uint64_t size, char *buf, size_t len);
 
 /* Load libcurl and initialise it, once per process, before any thread uses it. */
@@ -1028,6 +1030,7 @@ push_open(const struct push_config *c, char *err, size_t errlen)
 	p->quiet = c->quiet;
 	p->timeout_s = c->timeout_s > 0 ? c->timeout_s : PUSH_DEFAULT_TIMEOUT_S;
 	p->spool_dir = c->spool_dir ? xstrdup(c->spool_dir) : push_default_spool_dir();
+	p->spool_at = push_absolute(p->spool_dir);
 	p->queue_max = c->queue_max ? c->queue_max : PUSH_DEFAULT_QUEUE_MAX;
 	p->spool_max = c->spool_max ? c->spool_max : PUSH_DEFAULT_SPOOL_MAX;
 	p->curl = push_curl.easy_init();
@@ -1069,6 +1072,7 @@ push_close(struct push *p)
 	free(p->tenant);
 	free(p->token);
 	free(p->spool_dir);
+	free(p->spool_at);
 	free(p);
 }
 
@@ -1196,14 +1200,22 @@ push_spool_one(struct push *p, const struct push_interval *iv)
 {
 	char err[512], *path;
 
-	if (push_spool_write(p->spool_dir, iv, &path, err, sizeof err) != 0) {
-		if (p->spool_failed == 0)
+	if (push_spool_write(p->spool_at, iv, &path, err, sizeof err) != 0) {
+		if (p->spool_failed == 0) {
+			/* Name the directory as the user spelled it. */
+			char *at = strstr(err, p->spool_at);
+			int pre = at != NULL ? (int)(at - err) : (int)strlen(err);
+
 			fprintf(stderr, "rperf: push: could not keep an unsent "
-			    "profile: %s\n", err);
+			    "profile: %.*s%s%s\n", pre, err,
+			    at != NULL ? p->spool_dir : "",
+			    at != NULL ? at + strlen(p->spool_at) : "");
+		}
 		return -1;
 	}
 	if (!p->spool_noted && !p->quiet)
-		fprintf(stderr, "rperf: push: saved an unsent profile to '%s'\n", path);
+		fprintf(stderr, "rperf: push: saved an unsent profile to '%s/%s'\n",
+		    p->spool_dir, strrchr(path, '/') + 1);
 	p->spool_noted = 1;
 	free(path);
 	return 0;
@@ -1223,7 +1235,7 @@ push_spool_keep(struct push *p, struct push_interval *iv)
 	char limit[32];
 
 	if (!p->spool_scanned) {
-		p->spool_used = push_spool_dir_size(p->spool_dir);
+		p->spool_used = push_spool_dir_size(p->spool_at);
 		p->spool_scanned = 1;
 	}
 	over = p->spool_used + size > p->spool_max;
@@ -1487,6 +1499,19 @@ push_format_size(uint64_t size, char *buf, size_t len)
 		}
 	}
 	snprintf(buf, len, "%llu bytes", (unsigned long long)size);
+}
+
+/* DIR made absolute against the current directory (to be freed). */
+static char *
+push_absolute(const char *dir)
+{
+	char *cwd, *abs;
+
+	if (dir[0] == '/' || (cwd = getcwd(NULL, 0)) == NULL)
+		return xstrdup(dir);
+	abs = xasprintf("%s%s%s", cwd, cwd[strlen(cwd) - 1] == '/' ? "" : "/", dir);
+	free(cwd);
+	return abs;
 }
 
 /* The default spool directory: $XDG_STATE_HOME/rperf/spool. */

@@ -41,6 +41,21 @@ test_expect_success 'a server that never answers: the spool covers the whole run
 	test_grep "^rperf: push: saved $n unsent profiles in .spool.$" err
 '
 
+test_expect_success 'a relative --spool is where it was named, whatever the script chdirs to' '
+	receiver_start r1c --hang &&
+	mkdir elsewhere &&
+	rc=0 && "$RPERF" record -m wall -o /dev/null --push "$URL" \
+	    --push-interval 0.1 --push-timeout 0.3 --spool spoolc \
+	    -e "Dir.chdir(%q(elsewhere)); t = Time.now; sleep 0.01 while Time.now - t < 1" \
+	    >out 2>err || rc=$?
+	receiver_stop &&
+	cat err &&
+	test "$rc" -eq 0 &&
+	test "$(ls spoolc/*.spool | wc -l)" -ge 3 &&
+	test ! -e elsewhere/spoolc &&
+	test_grep "^rperf: push: saved an unsent profile to .spoolc/[^/]+\.spool.$" err
+'
+
 test_expect_success 'with -q, spooling is silent' '
 	receiver_start r1q --hang &&
 	rc=0 && "$RPERF" record -q -m wall -o /dev/null --push "$URL" \
