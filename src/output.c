@@ -356,6 +356,18 @@ output_link_target(int dirfd, const char *name, const char *path)
 	return xasprintf("%.*s/%s", (int)(slash - path), path, buf);
 }
 
+char *
+output_absolute_path(const char *path)
+{
+	char *cwd, *abs;
+
+	if (path[0] == '/' || (cwd = getcwd(NULL, 0)) == NULL)
+		return xstrdup(path);
+	abs = xasprintf("%s%s%s", cwd, cwd[strlen(cwd) - 1] == '/' ? "" : "/", path);
+	free(cwd);
+	return abs;
+}
+
 int
 output_write_file(const char *path, output_write_fn fn, void *arg, char *err,
     size_t errlen)

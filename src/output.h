@@ -30,6 +30,10 @@ enum profile_format profile_format_from_path(const char *path);
 /* "pprof", "folded", "text", or "none". */
 const char *profile_format_name(enum profile_format fmt);
 
+/* PATH made absolute against the current directory, so that a later
+ * chdir (the profiled script's) cannot move it; a copy to free(). */
+char *output_absolute_path(const char *path);
+
 /* Writes a whole output to FP; 0, or -1 with errno set. */
 typedef int (*output_write_fn)(FILE *fp, void *arg);
 

@@ -40,6 +40,7 @@
 
 #include "config.h"
 #include "error.h"
+#include "output.h"
 #include "pprof.h"
 #include "push.h"
 #include "secret.h"
@@ -123,7 +124,6 @@ static atomic_uint push_spool_seq;
 /* Defined with the spool files, used by the spooler. */
 static uint64_t push_spool_size(const struct push_interval *iv);
 static uint64_t push_spool_dir_size(const char *dir);
-static char *push_absolute(const char *dir);
 static void push_format_size(uint64_t size, char *buf, size_t len);
 
 /* Load libcurl and initialise it, once per process, before any thread uses it. */
@@ -1030,7 +1030,7 @@ push_open(const struct push_config *c, char *err, size_t errlen)
 	p->quiet = c->quiet;
 	p->timeout_s = c->timeout_s > 0 ? c->timeout_s : PUSH_DEFAULT_TIMEOUT_S;
 	p->spool_dir = c->spool_dir ? xstrdup(c->spool_dir) : push_default_spool_dir();
-	p->spool_at = push_absolute(p->spool_dir);
+	p->spool_at = output_absolute_path(p->spool_dir);
 	p->queue_max = c->queue_max ? c->queue_max : PUSH_DEFAULT_QUEUE_MAX;
 	p->spool_max = c->spool_max ? c->spool_max : PUSH_DEFAULT_SPOOL_MAX;
 	p->curl = push_curl.easy_init();
@@ -1499,19 +1499,6 @@ push_format_size(uint64_t size, char *buf, size_t len)
 		}
 	}
 	snprintf(buf, len, "%llu bytes", (unsigned long long)size);
-}
-
-/* DIR made absolute against the current directory (to be freed). */
-static char *
-push_absolute(const char *dir)
-{
-	char *cwd, *abs;
-
-	if (dir[0] == '/' || (cwd = getcwd(NULL, 0)) == NULL)
-		return xstrdup(dir);
-	abs = xasprintf("%s%s%s", cwd, cwd[strlen(cwd) - 1] == '/' ? "" : "/", dir);
-	free(cwd);
-	return abs;
 }
 
 /* The default spool directory: $XDG_STATE_HOME/rperf/spool. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "output.h"
 #include "profile.h"
 #include "rperf-module.h"
 #include "script.h"
@@ -157,17 +158,12 @@ script_add_comments(const struct script_argv *s)
 	free(c);
 }
 
-/* PATH made absolute against the current directory (to be freed). */
+/* PATH made absolute against the current directory, "-" (standard
+ * output) left as it is (to be freed). */
 char *
 script_absolute_path(const char *path)
 {
-	char *cwd, *abs;
-
-	if (path[0] == '/' || strcmp(path, "-") == 0 || (cwd = getcwd(NULL, 0)) == NULL)
-		return xstrdup(path);
-	abs = xasprintf("%s%s%s", cwd, cwd[strlen(cwd) - 1] == '/' ? "" : "/", path);
-	free(cwd);
-	return abs;
+	return strcmp(path, "-") == 0 ? xstrdup(path) : output_absolute_path(path);
 }
 
 /* Parse a number of seconds (decimals allowed) in [0, MAX]; -1 if not. */
