@@ -20,9 +20,11 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "error.h"
 #include "output.h"
 #include "profile.h"
 #include "push.h"
+#include "util.h"
 #include "xmalloc.h"
 
 /* The default of --push-timeout, in seconds. */
@@ -146,36 +148,23 @@ push_cmd_slurp(const char *path, uint8_t **buf, size_t *len, char *err,
 {
 	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO :
 	    open(path, O_RDONLY | O_CLOEXEC);
-	size_t cap = 0;
+	int rc, saved;
 
 	*buf = NULL;
 	*len = 0;
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+		error_set(err, errlen, "cannot read '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	for (;;) {
-		ssize_t n;
-
-		xgrow((void **)buf, &cap, *len + 65536, 1);
-		n = read(fd, *buf + *len, cap - *len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0 || (*len += (size_t)n) > PROFILE_READ_MAX) {
-			if (n < 0)
-				snprintf(err, errlen, "cannot read '%s': %s", path,
-				    strerror(errno));
-			else if (n > 0)
-				snprintf(err, errlen, "'%s' is too large", path);
-			if (fd != STDIN_FILENO)
-				close(fd);
-			if (n == 0)
-				return 0;
-			free(*buf);
-			*buf = NULL;
-			return -1;
-		}
-	}
+	rc = util_read_fd(fd, PROFILE_READ_MAX, NULL, buf, len);
+	saved = errno;
+	if (fd != STDIN_FILENO)
+		close(fd);
+	if (rc != 0 && saved == EFBIG)
+		error_set(err, errlen, "'%s' is too large", path);
+	else if (rc != 0)
+		error_set(err, errlen, "cannot read '%s': %s", path, strerror(saved));
+	return rc == 0 ? 0 : -1;
 }
 
 /* The app name a file name suggests: "app.pb.gz" -> "app". */
@@ -274,16 +263,14 @@ push_cmd_send(struct push_cmd *pc, const char *path,
 	enum push_result r;
 	int64_t start, now;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	start = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	start = util_mono_ns();
 	push_set_deadline(pc->p, pc->timeout_s);
 	for (;;) {
 		r = push_send(pc->p, iv, err, sizeof err);
 		if (r != PUSH_RETRY)
 			break;
 		delay = push_backoff(&base, &seed);
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+		now = util_mono_ns();
 		left = pc->timeout_s - (double)(now - start) / 1e9;
 		if (left <= delay)
 			break;

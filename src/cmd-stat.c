@@ -27,6 +27,7 @@
 #include "sampler.h"
 #include "script.h"
 #include "text.h"
+#include "util.h"
 #include "vm.h"
 
 enum {
@@ -129,16 +130,6 @@ struct stat {
 	int ran;		/* the finish hook saw the script run */
 };
 
-/* CLOCK_MONOTONIC in ns. */
-static int64_t
-stat_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* The VM state a sample was taken in: F_CPU .. F_SWEEP. */
 static enum stat_figure
 stat_sample_state(const struct profile *p, const struct profile_sample *s)
@@ -185,7 +176,7 @@ stat_collect(struct stat *st, const struct profile *p, const struct sampler_stat
 	getrusage(RUSAGE_SELF, &ru);
 	v[F_USER] = ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3;
 	v[F_SYS] = ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
-	v[F_REAL] = (stat_mono_ns() - st->start_ns) / 1e6;
+	v[F_REAL] = (util_mono_ns() - st->start_ns) / 1e6;
 	v[F_RSS] = (double)ru.ru_maxrss;
 	v[F_MINFLT] = (double)ru.ru_minflt;
 	v[F_MAJFLT] = (double)ru.ru_majflt;
@@ -348,25 +339,6 @@ stat_vm_start(void *arg)
 	return script_start("stat", &st->cfg, &st->procs, &st->script);
 }
 
-/* Write all of BUF to FD. */
-static int
-stat_write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 /* VM ready hook: the script is about to run. */
 static void
 stat_vm_ready(void *arg)
@@ -383,7 +355,7 @@ stat_vm_finish(void *arg, int ran)
 	struct stat *st = arg;
 	struct sampler_stats ss;
 	struct profile *p;
-	int64_t t0 = stat_mono_ns();
+	int64_t t0 = util_mono_ns();
 	char err[512];
 	int rc = 0;
 
@@ -396,7 +368,7 @@ stat_vm_finish(void *arg, int ran)
 	st->npids = script_procs_merge(&st->procs, &p, st->procs.child_timeout, st->pids,
 	    sizeof st->pids / sizeof st->pids[0]);
 	script_procs_release(&st->procs);
-	stat_collect(st, p, &ss, stat_mono_ns() - t0);
+	stat_collect(st, p, &ss, util_mono_ns() - t0);
 	st->ran = 1;
 	if (st->save && profile_write_file_as(p, st->output_path, st->output,
 	    profile_format_from_path(st->output) != PROFILE_FORMAT_NONE ?
@@ -406,7 +378,7 @@ stat_vm_finish(void *arg, int ran)
 		rc = -1;
 	}
 	if (st->figures_fd >= 0) {
-		stat_write_all(st->figures_fd, &st->run, sizeof st->run);
+		util_write_all(st->figures_fd, &st->run, sizeof st->run);
 	} else {
 		fflush(stdout);
 		if (st->json)
@@ -431,7 +403,7 @@ stat_run_vm(struct stat *st)
 {
 	struct vm_hooks hooks;
 
-	st->start_ns = stat_mono_ns();
+	st->start_ns = util_mono_ns();
 	hooks.start = stat_vm_start;
 	hooks.ready = stat_vm_ready;
 	hooks.finish = stat_vm_finish;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "error.h"
 #include "xmalloc.h"
 
 const struct cmd_entry *const cmd_table[] = {
@@ -223,12 +224,10 @@ cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fprintf(stderr, "rperf %s: ", e->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	error_vprint(fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'rperf %s --help' for more information.\n", e->name);
+	fprintf(stderr, "Try 'rperf %s --help' for more information.\n", e->name);
 	exit(RPERF_EXIT_USAGE);
 }
 

@@ -25,6 +25,7 @@
 #include "folded.h"
 #include "output.h"
 #include "pprof.h"
+#include "util.h"
 #include "xmalloc.h"
 
 /* Names and extensions of the formats. */
@@ -533,59 +534,6 @@ output_plausible(uint8_t c)
 	return c >= 0x20 || c == '\t' || c == '\n' || c == '\r';
 }
 
-/* Read all of FD (at most PROFILE_READ_MAX bytes) into *BUF; -2 when
- * its first byte already shows it is no profile.  The first read is
- * small, so that a large file that is no profile is refused before any
- * more of it is read or room made for it. */
-static int
-output_slurp(int fd, uint8_t **buf, size_t *len)
-{
-	struct stat st;
-	size_t cap = 4096, used = 0, size = 0;
-	uint8_t *b;
-	ssize_t n;
-
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		if ((uint64_t)st.st_size > PROFILE_READ_MAX) {
-			errno = EFBIG;
-			return -1;
-		}
-		/* The size it says, plus one byte to see the end. */
-		size = (size_t)st.st_size + 1;
-	}
-	b = xmalloc(cap);
-	for (;;) {
-		if (used == cap) {
-			if (cap > PROFILE_READ_MAX) {
-				free(b);
-				errno = EFBIG;
-				return -1;
-			}
-			cap = size > cap ? size : cap * 2;
-			if (cap > PROFILE_READ_MAX + 1)
-				cap = PROFILE_READ_MAX + 1;
-			b = xrealloc(b, cap);
-		}
-		n = read(fd, b + used, cap - used);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			free(b);
-			return -1;
-		}
-		if (n == 0)
-			break;
-		if (used == 0 && !output_plausible(b[0])) {
-			free(b);
-			return -2;
-		}
-		used += (size_t)n;
-	}
-	*buf = b;
-	*len = used;
-	return 0;
-}
-
 /* Whether BUF looks like text: no control bytes but tab, CR and LF. */
 static int
 output_is_text(const uint8_t *buf, size_t len)
@@ -699,7 +647,8 @@ output_read_fd(int fd, const char *name, enum profile_format *fmt, char *err,
 	size_t len;
 	int rc;
 
-	if ((rc = output_slurp(fd, &buf, &len)) != 0) {
+	if ((rc = util_read_fd(fd, PROFILE_READ_MAX, output_plausible, &buf,
+	    &len)) != 0) {
 		if (rc == -2)
 			error_set(err, errlen, "'%s' is not a pprof or folded profile", name);
 		else if (errno == EFBIG)

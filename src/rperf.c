@@ -13,12 +13,15 @@
 
 #include "config.h"
 #include "cmd.h"
+#include "error.h"
 #include "secret.h"
 #include "vm.h"
 #include "xmalloc.h"
 
 /* rperf's own copy of argv, reachable until exit (for leak checkers). */
 static char **rperf_args;
+/* "rperf NAME", the prefix of the running command's messages. */
+static char rperf_prefix[64];
 
 /* A deep copy of ARGV (ARGC strings and a NULL). */
 static char **
@@ -158,7 +161,7 @@ main(int argc, char **argv)
 	}
 	if (strcmp(name, "--completion-helper") == 0) {
 		if (argc != 3 || (e = cmd_find(argv[2])) == NULL) {
-			fprintf(stderr, "rperf: --completion-helper takes a command name\n");
+			error_print("--completion-helper takes a command name");
 			return RPERF_EXIT_USAGE;
 		}
 		cmd_print_completion(e, stdout);
@@ -177,5 +180,7 @@ main(int argc, char **argv)
 		    "Try 'rperf --help' for the list of commands.\n", name);
 		return RPERF_EXIT_USAGE;
 	}
+	snprintf(rperf_prefix, sizeof rperf_prefix, "rperf %s", e->name);
+	error_set_prefix(rperf_prefix);
 	return rperf_finish_stdout(e->exec(argc - 1, argv + 1));
 }

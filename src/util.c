@@ -1,0 +1,106 @@
+/*
+ * util.c: the monotonic clock, whole writes and capped whole reads (see
+ * util.h).
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "xmalloc.h"
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t
+util_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * UTIL_NS_PER_SEC + ts.tv_nsec;
+}
+
+/* Write all of BUF to FD. */
+int
+util_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Read all of FD, at most MAX bytes.  The first read is small, so that a
+ * large input FIRST refuses is refused before room is made for it; a
+ * regular file's size sizes the buffer at once. */
+int
+util_read_fd(int fd, size_t max, util_first_byte_fn first, uint8_t **buf,
+    size_t *len)
+{
+	struct stat st;
+	size_t cap = 4096, used = 0, size = 0;
+	uint8_t *b;
+	ssize_t n;
+
+	*buf = NULL;
+	*len = 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		if ((uint64_t)st.st_size > max) {
+			errno = EFBIG;
+			return -1;
+		}
+		/* The size it says, plus one byte to see the end. */
+		size = (size_t)st.st_size + 1;
+	}
+	b = xmalloc(cap + 1);
+	for (;;) {
+		if (used == cap) {
+			if (cap > max) {
+				free(b);
+				errno = EFBIG;
+				return -1;
+			}
+			cap = size > cap ? size : cap * 2;
+			if (cap > max + 1)
+				cap = max + 1;
+			b = xrealloc(b, cap + 1);
+		}
+		n = read(fd, b + used, cap - used);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(b);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		if (used == 0 && first != NULL && !first(b[0])) {
+			free(b);
+			return -2;
+		}
+		used += (size_t)n;
+	}
+	if (used > max) {
+		free(b);
+		errno = EFBIG;
+		return -1;
+	}
+	b[used] = '\0';
+	*buf = b;
+	*len = used;
+	return 0;
+}

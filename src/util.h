@@ -1,0 +1,37 @@
+/*
+ * util.h: the small system helpers every part of rperf shares, each kept
+ * once: the monotonic clock, writing a whole buffer to a descriptor and
+ * reading a whole descriptor under a size cap.  Plain C, no Ruby;
+ * util_mono_ns() and util_write_all() allocate nothing and may be called
+ * without the GVL.
+ */
+#ifndef RPERF_UTIL_H
+#define RPERF_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define UTIL_NS_PER_SEC INT64_C(1000000000)
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+int64_t util_mono_ns(void);
+
+/* Write all LEN bytes of BUF to FD, retrying short writes and EINTR;
+ * 0, or -1 with errno set. */
+int util_write_all(int fd, const void *buf, size_t len);
+
+/* Whether the first byte read may begin what the caller wants; a reader
+ * may refuse a large file after one small read. */
+typedef int (*util_first_byte_fn)(uint8_t byte);
+
+/*
+ * Read all of FD into *BUF (to free(); *LEN bytes, plus a NUL after them
+ * that *LEN does not count).  At most MAX bytes: a longer input fails
+ * with EFBIG before more than MAX + 1 bytes are held.  When FIRST is not
+ * NULL and refuses the first byte, returns -2 having read little.
+ * Returns 0, -1 with errno set, or -2.
+ */
+int util_read_fd(int fd, size_t max, util_first_byte_fn first, uint8_t **buf,
+    size_t *len);
+
+#endif
