@@ -6,7 +6,9 @@
 # --completion-helper CMD", which prints each command's options table), so
 # the completion cannot drift from the code.  A helper line is
 # FLAG<TAB>HINT<TAB>HELP, HINT being empty for a flag without a value, a
-# list of words, or @file, @dir, @number, @pprof; the last line,
+# list of words, or @file, @dir, @number, @pprof; a line
+# "@profile-exts<TAB>EXT|EXT..." lists the extensions of the profiles
+# rperf reads (what @pprof completes); the last line,
 # "@operands<TAB>KIND", says what the operands are (@rb or @pprof).
 
 # Print rperf's command names (asked once per shell).
@@ -29,11 +31,14 @@ function __rperf_load --argument-names cmd
     set -g __rperf_hints
     set -g __rperf_helps
     set -g __rperf_operands
+    set -g __rperf_profile_exts
     for line in $$var
         set -l parts (string split \t -- $line)
         set -q parts[2]; or continue
         if test "$parts[1]" = @operands
             set __rperf_operands $parts[2]
+        else if test "$parts[1]" = @profile-exts
+            set __rperf_profile_exts (string split '|' -- $parts[2])
         else
             set -a __rperf_flags $parts[1]
             set -a __rperf_hints "$parts[2]"
@@ -75,7 +80,8 @@ function __rperf_files --argument-names kind cur
         case @rb
             string match -r -- '.*(?:/|\.rb)$' $all
         case @pprof
-            string match -r -- '.*(?:/|\.(?:data|pb\.gz|pprof|pb|folded|collapsed|txt))$' $all
+            set -l alt (string escape --style=regex -- $__rperf_profile_exts | string join '|')
+            string match -r -- ".*(?:/|\.(?:$alt))\$" $all
         case '*'
             printf '%s\n' $all
     end

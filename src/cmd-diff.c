@@ -11,50 +11,37 @@
 
 #include "cmd.h"
 #include "diff.h"
+#include "error.h"
 #include "flamegraph.h"
+#include "formats.h"
 #include "output.h"
 #include "profile.h"
 #include "report.h"
 #include "xmalloc.h"
 
 enum {
-	DIFF_OPT_FORMAT = 256,
-	DIFF_OPT_TOP,
-	DIFF_OPT_NORMALIZE,
-	DIFF_OPT_FOCUS,
-	DIFF_OPT_IGNORE,
-	DIFF_OPT_TAGFOCUS,
-	DIFF_OPT_TAGIGNORE,
-	DIFF_OPT_THREAD,
+	CMD_DIFF_OPT_FORMAT = 256,
+	CMD_DIFF_OPT_TOP,
+	CMD_DIFF_OPT_NORMALIZE,
 };
 
-static const struct cmd_option diff_options[] = {
+static const struct cmd_option cmd_diff_options[] = {
 	{ "output", 'o', 0, required_argument, "FILE",
-	  "write to FILE instead of stdout (.svg: a flame graph)", "@file", 'o' },
+	  "write to FILE instead of stdout (.svg: a flame graph)", "@file", 'o', 0 },
 	{ "format", 0, 0, required_argument, "FORMAT",
-	  "text (default) or svg", "text svg", DIFF_OPT_FORMAT },
+	  "%F (default: text)", "@format", CMD_DIFF_OPT_FORMAT, FORMAT_DIFF },
 	{ "top", 0, 0, required_argument, "N",
-	  "rows in each table (default 30)", "@number", DIFF_OPT_TOP },
+	  "rows in each table (default 30)", "@number", CMD_DIFF_OPT_TOP, 0 },
 	{ "normalize", 0, 0, no_argument, NULL,
-	  "scale BASE to TARGET's total before comparing", NULL, DIFF_OPT_NORMALIZE },
-	{ "focus", 0, 0, required_argument, "REGEX",
-	  "keep only samples with a function matching REGEX", "@text", DIFF_OPT_FOCUS },
-	{ "ignore", 0, 0, required_argument, "REGEX",
-	  "drop samples with a function matching REGEX", "@text", DIFF_OPT_IGNORE },
-	{ "tagfocus", 0, 0, required_argument, "KEY=VALUE",
-	  "keep only samples with label KEY=VALUE", "@text", DIFF_OPT_TAGFOCUS },
-	{ "tagignore", 0, 0, required_argument, "KEY=VALUE",
-	  "drop samples with label KEY=VALUE", "@text", DIFF_OPT_TAGIGNORE },
-	{ "thread", 0, 0, required_argument, "THREAD",
-	  "keep only samples of the thread with this number or name", "@text",
-	  DIFF_OPT_THREAD },
-	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0 }
+	  "scale BASE to TARGET's total before comparing", NULL, CMD_DIFF_OPT_NORMALIZE, 0 },
+	CMD_FILTER_OPTIONS,
+	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0, 0 }
 };
 
 /* Everything one "rperf diff" run needs. */
-struct diff_cmd {
+struct cmd_diff {
 	const char *output;
-	int svg;
+	const struct format *format;	/* text or svg */
 	int normalize;
 	size_t top;
 	struct report_filter filter;
@@ -63,11 +50,11 @@ struct diff_cmd {
 	struct diff d;
 };
 
-/* Write the text report of the comparison (report_write_fn). */
+/* Write the text report of the comparison (output_write_fn). */
 static int
-diff_cmd_write_text(FILE *fp, void *arg)
+cmd_diff_write_text(FILE *fp, void *arg)
 {
-	struct diff_cmd *c = arg;
+	struct cmd_diff *c = arg;
 	struct diff_opts o;
 
 	memset(&o, 0, sizeof o);
@@ -78,11 +65,11 @@ diff_cmd_write_text(FILE *fp, void *arg)
 	return diff_write(&c->d, fp, &o);
 }
 
-/* Write the differential flame graph (report_write_fn). */
+/* Write the differential flame graph (output_write_fn). */
 static int
-diff_cmd_write_svg(FILE *fp, void *arg)
+cmd_diff_write_svg(FILE *fp, void *arg)
 {
-	struct diff_cmd *c = arg;
+	struct cmd_diff *c = arg;
 	struct flamegraph_opts fo;
 	char *title;
 	int rc;
@@ -102,49 +89,31 @@ diff_cmd_write_svg(FILE *fp, void *arg)
 
 /* Parse the command line into C; usage errors exit 2. */
 static void
-diff_cmd_parse(struct diff_cmd *c, int argc, char **argv)
+cmd_diff_parse(struct cmd_diff *c, int argc, char **argv)
 {
 	const struct cmd_entry *e = &cmd_diff_entry;
-	static const enum report_rule_kind kinds[] = { REPORT_FOCUS,
-	    REPORT_IGNORE, REPORT_TAGFOCUS, REPORT_TAGIGNORE, REPORT_THREAD };
 	struct cmd_getopt g;
-	char err[512];
-	int opt, fmt_set = 0;
-	size_t len;
+	int opt;
 	long v;
 
 	cmd_getopt_init(&g, e);
 	while ((opt = cmd_getopt(&g, argc, argv)) != -1) {
+		if (cmd_filter_option(e, opt, optarg, &c->filter))
+			continue;
 		switch (opt) {
 		case 'o':
 			c->output = optarg;
 			break;
-		case DIFF_OPT_FORMAT:
-			if (strcmp(optarg, "text") == 0)
-				c->svg = 0;
-			else if (strcmp(optarg, "svg") == 0)
-				c->svg = 1;
-			else
-				cmd_usage_error(e, "unknown format '%s' (expected text or svg)", optarg);
-			fmt_set = 1;
+		case CMD_DIFF_OPT_FORMAT:
+			c->format = cmd_parse_format(e, optarg, FORMAT_DIFF);
 			break;
-		case DIFF_OPT_TOP:
+		case CMD_DIFF_OPT_TOP:
 			if (cmd_parse_long(optarg, 1, 1000000, &v) != 0)
 				cmd_usage_error(e, "invalid --top '%s' (expected a number from 1)", optarg);
 			c->top = (size_t)v;
 			break;
-		case DIFF_OPT_NORMALIZE:
+		case CMD_DIFF_OPT_NORMALIZE:
 			c->normalize = 1;
-			break;
-		case DIFF_OPT_FOCUS:
-		case DIFF_OPT_IGNORE:
-		case DIFF_OPT_TAGFOCUS:
-		case DIFF_OPT_TAGIGNORE:
-		case DIFF_OPT_THREAD:
-			if (report_filter_add(&c->filter,
-			    kinds[opt - DIFF_OPT_FOCUS], optarg, err,
-			    sizeof err) != 0)
-				cmd_usage_error(e, "%s", err);
 			break;
 		}
 	}
@@ -155,21 +124,22 @@ diff_cmd_parse(struct diff_cmd *c, int argc, char **argv)
 		cmd_usage_error(e, "too many arguments: '%s'", argv[optind + 2]);
 	c->base_path = argv[optind];
 	c->target_path = argv[optind + 1];
-	len = strlen(c->output);
-	if (!fmt_set && len > 4 && strcmp(c->output + len - 4, ".svg") == 0)
-		c->svg = 1;
+	if (c->format == NULL)
+		c->format = format_by_path(c->output, FORMAT_DIFF);
+	if (c->format == NULL)
+		c->format = &format_text;
 }
 
 /* Read and filter the profile at PATH; NULL after printing an error. */
 static struct profile *
-diff_cmd_read(const struct diff_cmd *c, const char *path)
+cmd_diff_read(const struct cmd_diff *c, const char *path)
 {
 	struct profile *p;
 	char err[512];
 
 	p = profile_read(path, err, sizeof err);
 	if (p == NULL) {
-		fprintf(stderr, "rperf diff: %s\n", err);
+		error_print("%s", err);
 		return NULL;
 	}
 	report_filter_apply(p, &c->filter);
@@ -178,31 +148,31 @@ diff_cmd_read(const struct diff_cmd *c, const char *path)
 
 /* "rperf diff [options] BASE TARGET". */
 static int
-diff_cmd_exec(int argc, char **argv)
+cmd_diff_exec(int argc, char **argv)
 {
-	struct diff_cmd c;
+	struct cmd_diff c;
 	char err[512];
 	int rc = RPERF_EXIT_FAILURE;
 
 	memset(&c, 0, sizeof c);
 	c.output = "-";
 	report_filter_init(&c.filter);
-	diff_cmd_parse(&c, argc, argv);
+	cmd_diff_parse(&c, argc, argv);
 
-	c.base = diff_cmd_read(&c, c.base_path);
+	c.base = cmd_diff_read(&c, c.base_path);
 	if (c.base == NULL)
 		goto out;
-	c.target = diff_cmd_read(&c, c.target_path);
+	c.target = cmd_diff_read(&c, c.target_path);
 	if (c.target == NULL)
 		goto out;
 	if (diff_compute(&c.d, c.base, (size_t)-1, c.target, (size_t)-1,
 	    c.normalize, err, sizeof err) != 0) {
-		fprintf(stderr, "rperf diff: %s\n", err);
+		error_print("%s", err);
 		goto out_diff;
 	}
-	if (report_write_file(c.output, c.svg ? diff_cmd_write_svg :
-	    diff_cmd_write_text, &c, err, sizeof err) != 0) {
-		fprintf(stderr, "rperf diff: %s\n", err);
+	if (output_write_file(c.output, c.format == &format_svg ? cmd_diff_write_svg :
+	    cmd_diff_write_text, &c, err, sizeof err) != 0) {
+		error_print("%s", err);
 		goto out_diff;
 	}
 	rc = RPERF_EXIT_OK;
@@ -219,7 +189,7 @@ const struct cmd_entry cmd_diff_entry = {
 	.name = "diff",
 	.usage = "[options] BASE TARGET",
 	.summary = "compare two profiles function by function",
-	.options = diff_options,
+	.options = cmd_diff_options,
 	.operands = "@pprof",
-	.exec = diff_cmd_exec,
+	.exec = cmd_diff_exec,
 };

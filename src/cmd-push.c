@@ -211,7 +211,7 @@ push_cmd_from_profile(struct push_cmd *pc, const char *path,
     const uint8_t *buf, size_t len, struct push_interval *iv, char *err,
     size_t errlen)
 {
-	struct profile *p = profile_parse_buffer(buf, len, path, NULL, err, errlen);
+	struct profile *p = format_parse(buf, len, path, NULL, err, errlen);
 	const char *mode;
 	struct stat st;
 	size_t i;

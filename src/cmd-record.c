@@ -50,8 +50,8 @@ static const struct cmd_option record_options[] = {
 	{ "output", 'o', 0, required_argument, "FILE",
 	  "write the profile to FILE ('-' for stdout; default rperf.data)", "@file", 'o' },
 	{ "format", 0, 0, required_argument, "FORMAT",
-	  "pprof, folded or text (default: from FILE's extension, else pprof)",
-	  "pprof folded text", RECORD_OPT_FORMAT },
+	  "%F (default: from FILE's extension, else pprof)",
+	  "@format", RECORD_OPT_FORMAT, FORMAT_RECORD },
 	{ "print", 'p', 0, no_argument, NULL,
 	  "print the text report to stdout instead of saving a file", NULL, 'p' },
 	SCRIPT_SAMPLER_OPTIONS("cpu"),
@@ -111,7 +111,7 @@ struct record {
 	const char *output;	/* as given, for messages */
 	char *output_path;	/* absolute: the script may chdir */
 	char *snapshot_base;	/* absolute OUTPUT of OUTPUT.PID.N */
-	enum profile_format format;
+	const struct format *format;
 	int print;
 	int quiet;
 	struct script_argv script;
@@ -151,6 +151,7 @@ record_vm_finish(void *arg, int ran)
 	struct sampler_stats stats;
 	struct profile *p;
 	struct text_opts topts;
+	struct format_opts fo = { 0 };
 	char err[512];
 	int rc = 0;
 
@@ -169,18 +170,19 @@ record_vm_finish(void *arg, int ran)
 	script_procs_merge(&r->procs, &p, r->procs.child_timeout, NULL, 0);
 	script_procs_release(&r->procs);
 	text_opts_init(&topts);
+	fo.text = &topts;
 	if (r->print) {
-		if (profile_write_file(p, "-", PROFILE_FORMAT_TEXT, &topts, err, sizeof err) != 0) {
+		if (profile_write_file(p, "-", &format_text, &fo, err, sizeof err) != 0) {
 			fprintf(stderr, "rperf record: %s\n", err);
 			rc = -1;
 		}
-	} else if (profile_write_file_as(p, r->output_path, r->output, r->format, &topts, err,
+	} else if (profile_write_file_as(p, r->output_path, r->output, r->format, &fo, err,
 	    sizeof err) != 0) {
 		fprintf(stderr, "rperf record: %s\n", err);
 		rc = -1;
 	} else if (!r->quiet && strcmp(r->output, "-") != 0) {
 		fprintf(stderr, "rperf: wrote '%s' (%s, %llu samples, %.3f s)\n",
-		    r->output, profile_format_name(r->format),
+		    r->output, r->format->name,
 		    (unsigned long long)stats.samples, stats.duration_ns / 1e9);
 	}
 	profile_free(p);
@@ -244,7 +246,7 @@ record_snapshot(const struct profile *p, void *arg)
 {
 	struct record *r = arg;
 	char *path = record_snapshot_path(r), *shown, err[512];
-	enum profile_format fmt = r->print ? PROFILE_FORMAT_PPROF : r->format;
+	const struct format *fmt = r->print ? &format_pprof : r->format;
 
 	shown = xasprintf("%s.%ld.%u", r->print || strcmp(r->output, "-") == 0 ?
 	    "rperf.data" : r->output, (long)getpid(), r->snapshots);
@@ -273,7 +275,7 @@ record_save_now(void *arg)
 	script_procs_merge(&r->procs, &p, 0, NULL, 0);
 	script_procs_release(&r->procs);
 	if (profile_write_file_as(p, r->print ? "-" : r->output_path, r->output,
-	    r->print ? PROFILE_FORMAT_TEXT : r->format, NULL, err, sizeof err) != 0)
+	    r->print ? &format_text : r->format, NULL, err, sizeof err) != 0)
 		fprintf(stderr, "rperf record: %s\n", err);
 	else if (!r->quiet && !r->print && strcmp(r->output, "-") != 0)
 		fprintf(stderr, "rperf: wrote '%s' before exec\n", r->output);
@@ -367,9 +369,7 @@ record_parse_options(struct record *r, int argc, char **argv)
 			r->output = optarg;
 			break;
 		case RECORD_OPT_FORMAT:
-			r->format = profile_format_from_name(optarg);
-			if (r->format == PROFILE_FORMAT_NONE)
-				cmd_usage_error(e, "unknown format '%s' (expected pprof, folded or text)", optarg);
+			r->format = cmd_parse_format(e, optarg, FORMAT_RECORD);
 			break;
 		case 'p':
 			r->print = 1;
@@ -420,16 +420,17 @@ record_exec(int argc, char **argv)
 		cmd_usage_error(e, "--app-name, --tag, --push-header, --tenant, --spool, "
 		    "--spool-max and --insecure go with --push URL");
 	script_argv_init(&r.script, e, argc, argv);
-	if (r.format == PROFILE_FORMAT_NONE)
-		r.format = profile_format_from_path(r.output);
-	if (r.format == PROFILE_FORMAT_NONE)
-		r.format = PROFILE_FORMAT_PPROF;
+	if (r.format == NULL)
+		r.format = format_by_path(r.output, FORMAT_RECORD);
+	if (r.format == NULL)
+		r.format = &format_pprof;
 	r.output_path = script_absolute_path(r.output);
 	r.snapshot_base = script_absolute_path(r.print || strcmp(r.output, "-") == 0 ?
 	    "rperf.data" : r.output);
 	if (strcmp(r.output, "-") == 0 && isatty(STDOUT_FILENO) &&
-	    r.format == PROFILE_FORMAT_PPROF)
-		cmd_usage_error(e, "refusing to write a binary pprof profile to a terminal");
+	    (r.format->flags & FORMAT_BINARY))
+		cmd_usage_error(e, "refusing to write a binary %s profile to a terminal",
+		    r.format->name);
 	if (r.push_cfg.url != NULL) {
 		char err[512], *app = NULL;
 

@@ -12,71 +12,50 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "flamegraph.h"
+#include "error.h"
+#include "formats.h"
 #include "output.h"
 #include "profile.h"
 #include "report.h"
-#include "secret.h"
 #include "text.h"
 #include "xmalloc.h"
 
 /* The default cut of --tree, in percent of the total. */
-#define REPORT_TREE_MIN_PCT 1.0
+#define CMD_REPORT_TREE_MIN_PCT 1.0
 
 enum {
-	REPORT_OPT_FORMAT = 256,
-	REPORT_OPT_TOP,
-	REPORT_OPT_SORT,
-	REPORT_OPT_MIN_PERCENT,
-	REPORT_OPT_FOCUS,
-	REPORT_OPT_IGNORE,
-	REPORT_OPT_TAGFOCUS,
-	REPORT_OPT_TAGIGNORE,
-	REPORT_OPT_THREAD,
-	REPORT_OPT_TREE,
+	CMD_REPORT_OPT_FORMAT = 256,
+	CMD_REPORT_OPT_TOP,
+	CMD_REPORT_OPT_SORT,
+	CMD_REPORT_OPT_MIN_PERCENT,
+	CMD_REPORT_OPT_TREE,
 };
 
-static const struct cmd_option report_options[] = {
+static const struct cmd_option cmd_report_options[] = {
 	{ "output", 'o', 0, required_argument, "FILE",
-	  "write to FILE instead of stdout (format from its extension)", "@file", 'o' },
+	  "write to FILE instead of stdout (format from its extension)", "@file", 'o', 0 },
 	{ "format", 0, 0, required_argument, "FORMAT",
-	  "text (default), folded, pprof or svg", "text folded pprof svg", REPORT_OPT_FORMAT },
+	  "%F (default: text)", "@format", CMD_REPORT_OPT_FORMAT, FORMAT_CONVERT },
 	{ "top", 0, 0, required_argument, "N",
-	  "rows in each table of the text report (default 50)", "@number", REPORT_OPT_TOP },
+	  "rows in each table of the text report (default 50)", "@number",
+	  CMD_REPORT_OPT_TOP, 0 },
 	{ "sort", 0, 0, required_argument, "KEY",
-	  "flat (default) or cum: which table comes first", "flat cum", REPORT_OPT_SORT },
+	  "flat (default) or cum: which table comes first", "flat cum",
+	  CMD_REPORT_OPT_SORT, 0 },
 	{ "min-percent", 0, 0, required_argument, "P",
 	  "leave out rows and tree nodes under P percent of the total", "@number",
-	  REPORT_OPT_MIN_PERCENT },
-	{ "focus", 0, 0, required_argument, "REGEX",
-	  "keep only samples with a function matching REGEX", "@text", REPORT_OPT_FOCUS },
-	{ "ignore", 0, 0, required_argument, "REGEX",
-	  "drop samples with a function matching REGEX", "@text", REPORT_OPT_IGNORE },
-	{ "tagfocus", 0, 0, required_argument, "KEY=VALUE",
-	  "keep only samples with label KEY=VALUE", "@text", REPORT_OPT_TAGFOCUS },
-	{ "tagignore", 0, 0, required_argument, "KEY=VALUE",
-	  "drop samples with label KEY=VALUE", "@text", REPORT_OPT_TAGIGNORE },
-	{ "thread", 0, 0, required_argument, "THREAD",
-	  "keep only samples of the thread with this number or name", "@text",
-	  REPORT_OPT_THREAD },
+	  CMD_REPORT_OPT_MIN_PERCENT, 0 },
+	CMD_FILTER_OPTIONS,
 	{ "tree", 0, 0, no_argument, NULL,
-	  "print the call tree, root first, instead of the tables", NULL, REPORT_OPT_TREE },
-	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0 }
-};
-
-/* What one "rperf report" run writes. */
-enum report_output {
-	REPORT_OUT_NONE,
-	REPORT_OUT_TEXT,
-	REPORT_OUT_FOLDED,
-	REPORT_OUT_PPROF,
-	REPORT_OUT_SVG,
+	  "print the call tree, root first, instead of the tables", NULL,
+	  CMD_REPORT_OPT_TREE, 0 },
+	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0, 0 }
 };
 
 /* Everything one "rperf report" run needs. */
-struct report {
+struct cmd_report {
 	const char *input, *output;
-	enum report_output out;
+	const struct format *format;
 	struct text_opts topts;
 	struct report_filter filter;
 	double min_pct;
@@ -86,48 +65,9 @@ struct report {
 	int64_t total_read;	/* the total before the filters */
 };
 
-/* The output kind named NAME, or REPORT_OUT_NONE. */
-static enum report_output
-report_output_from_name(const char *name)
-{
-	if (strcmp(name, "svg") == 0)
-		return REPORT_OUT_SVG;
-	switch (profile_format_from_name(name)) {
-	case PROFILE_FORMAT_TEXT:
-		return REPORT_OUT_TEXT;
-	case PROFILE_FORMAT_FOLDED:
-		return REPORT_OUT_FOLDED;
-	case PROFILE_FORMAT_PPROF:
-		return REPORT_OUT_PPROF;
-	default:
-		return REPORT_OUT_NONE;
-	}
-}
-
-/* The output kind PATH's extension names, or REPORT_OUT_NONE. */
-static enum report_output
-report_output_from_path(const char *path)
-{
-	size_t len = strlen(path);
-
-	if (len > 4 && strcmp(path + len - 4, ".svg") == 0 &&
-	    path[len - 5] != '/')
-		return REPORT_OUT_SVG;
-	switch (profile_format_from_path(path)) {
-	case PROFILE_FORMAT_TEXT:
-		return REPORT_OUT_TEXT;
-	case PROFILE_FORMAT_FOLDED:
-		return REPORT_OUT_FOLDED;
-	case PROFILE_FORMAT_PPROF:
-		return REPORT_OUT_PPROF;
-	default:
-		return REPORT_OUT_NONE;
-	}
-}
-
 /* Print the "Filters:" line when filters are in force. */
 static void
-report_print_filters(const struct report *r, FILE *fp)
+cmd_report_print_filters(const struct cmd_report *r, FILE *fp)
 {
 	if (!report_filter_active(&r->filter))
 		return;
@@ -145,25 +85,26 @@ report_print_filters(const struct report *r, FILE *fp)
 	    report_fmt_pct(pct, sizeof pct, kept, r->total_read));
 }
 
-/* Write the text report (report_write_fn). */
+/* Write the text report (output_write_fn). */
 static int
-report_write_text(FILE *fp, void *arg)
+cmd_report_write_text(FILE *fp, void *arg)
 {
-	struct report *r = arg;
+	struct cmd_report *r = arg;
+	struct format_opts fo = { .text = &r->topts };
 
-	report_print_filters(r, fp);
+	cmd_report_print_filters(r, fp);
 	if (r->p->nsamples == 0 && report_filter_active(&r->filter)) {
 		fprintf(fp, "no samples match the filters\n");
 		return fflush(fp);
 	}
-	return text_write(r->p, fp, &r->topts);
+	return format_text.write(r->p, fp, &fo);
 }
 
-/* Write the call tree (report_write_fn). */
+/* Write the call tree (output_write_fn). */
 static int
-report_write_tree(FILE *fp, void *arg)
+cmd_report_write_tree(FILE *fp, void *arg)
 {
-	struct report *r = arg;
+	struct cmd_report *r = arg;
 	struct report_tree *t = report_tree_new();
 	struct report_unit u;
 	size_t vi = report_value_index(r->p, r->topts.value_index);
@@ -172,65 +113,40 @@ report_write_tree(FILE *fp, void *arg)
 	report_unit_init(&u, r->p, vi);
 	report_tree_add(t, r->p, vi, 0, 1.0);
 	report_tree_sort(t, 1);
-	report_print_filters(r, fp);
+	cmd_report_print_filters(r, fp);
 	rc = report_tree_write(t, fp, &u, r->has_min_pct ? r->min_pct :
-	    REPORT_TREE_MIN_PCT);
+	    CMD_REPORT_TREE_MIN_PCT);
 	report_tree_free(t);
-	return rc;
-}
-
-/* Write the SVG flame graph (report_write_fn). */
-static int
-report_write_svg(FILE *fp, void *arg)
-{
-	struct report *r = arg;
-	struct flamegraph_opts fo;
-	const char *command = profile_comment_value(r->p, "command");
-	char *title, *clean = command ? secret_scrub_command(command) : NULL;
-	int rc;
-
-	flamegraph_opts_init(&fo);
-	title = xasprintf("Flame Graph: %s", clean ? clean :
-	    strcmp(r->input, "-") == 0 ? "standard input" : r->input);
-	free(clean);
-	fo.title = title;
-	fo.value_index = r->topts.value_index;
-	if (report_filter_active(&r->filter))
-		fo.subtitle = report_filter_describe(&r->filter);
-	rc = flamegraph_write(r->p, fp, &fo);
-	free(title);
 	return rc;
 }
 
 /* Parse the command line into R; usage errors exit 2. */
 static void
-report_parse(struct report *r, int argc, char **argv)
+cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 {
 	const struct cmd_entry *e = &cmd_report_entry;
-	static const enum report_rule_kind kinds[] = { REPORT_FOCUS,
-	    REPORT_IGNORE, REPORT_TAGFOCUS, REPORT_TAGIGNORE, REPORT_THREAD };
 	struct cmd_getopt g;
-	char err[512], *end;
+	char *end;
 	long v;
 	int c;
 
 	cmd_getopt_init(&g, e);
 	while ((c = cmd_getopt(&g, argc, argv)) != -1) {
+		if (cmd_filter_option(e, c, optarg, &r->filter))
+			continue;
 		switch (c) {
 		case 'o':
 			r->output = optarg;
 			break;
-		case REPORT_OPT_FORMAT:
-			r->out = report_output_from_name(optarg);
-			if (r->out == REPORT_OUT_NONE)
-				cmd_usage_error(e, "unknown format '%s' (expected text, folded, pprof or svg)", optarg);
+		case CMD_REPORT_OPT_FORMAT:
+			r->format = cmd_parse_format(e, optarg, FORMAT_CONVERT);
 			break;
-		case REPORT_OPT_TOP:
+		case CMD_REPORT_OPT_TOP:
 			if (cmd_parse_long(optarg, 1, 1000000, &v) != 0)
 				cmd_usage_error(e, "invalid --top '%s' (expected a number from 1)", optarg);
 			r->topts.top = (size_t)v;
 			break;
-		case REPORT_OPT_SORT:
+		case CMD_REPORT_OPT_SORT:
 			if (strcmp(optarg, "flat") == 0)
 				r->topts.sort_cum = 0;
 			else if (strcmp(optarg, "cum") == 0)
@@ -238,24 +154,14 @@ report_parse(struct report *r, int argc, char **argv)
 			else
 				cmd_usage_error(e, "unknown sort key '%s' (expected flat or cum)", optarg);
 			break;
-		case REPORT_OPT_MIN_PERCENT:
+		case CMD_REPORT_OPT_MIN_PERCENT:
 			r->min_pct = strtod(optarg, &end);
 			if (*optarg == '\0' || *end != '\0' ||
 			    !(r->min_pct >= 0 && r->min_pct <= 100))
 				cmd_usage_error(e, "invalid --min-percent '%s' (expected a number from 0 to 100)", optarg);
 			r->has_min_pct = 1;
 			break;
-		case REPORT_OPT_FOCUS:
-		case REPORT_OPT_IGNORE:
-		case REPORT_OPT_TAGFOCUS:
-		case REPORT_OPT_TAGIGNORE:
-		case REPORT_OPT_THREAD:
-			if (report_filter_add(&r->filter,
-			    kinds[c - REPORT_OPT_FOCUS], optarg, err,
-			    sizeof err) != 0)
-				cmd_usage_error(e, "%s", err);
-			break;
-		case REPORT_OPT_TREE:
+		case CMD_REPORT_OPT_TREE:
 			r->tree = 1;
 			break;
 		}
@@ -265,24 +171,24 @@ report_parse(struct report *r, int argc, char **argv)
 		r->input = argv[optind++];
 	if (optind < argc)
 		cmd_usage_error(e, "too many arguments: '%s'", argv[optind]);
-	if (r->out == REPORT_OUT_NONE && strcmp(r->output, "-") != 0)
-		r->out = report_output_from_path(r->output);
-	if (r->out == REPORT_OUT_NONE)
-		r->out = REPORT_OUT_TEXT;
-	if (r->tree && r->out != REPORT_OUT_TEXT)
-		cmd_usage_error(e, "--tree writes text, not %s",
-		    r->out == REPORT_OUT_SVG ? "svg" :
-		    r->out == REPORT_OUT_FOLDED ? "folded" : "pprof");
-	if (r->out == REPORT_OUT_PPROF && strcmp(r->output, "-") == 0 &&
+	if (r->format == NULL && strcmp(r->output, "-") != 0)
+		r->format = format_by_path(r->output, FORMAT_CONVERT);
+	if (r->format == NULL)
+		r->format = &format_text;
+	if (r->tree && !(r->format->flags & FORMAT_TREE))
+		cmd_usage_error(e, "--tree writes text, not %s", r->format->name);
+	if ((r->format->flags & FORMAT_BINARY) && strcmp(r->output, "-") == 0 &&
 	    isatty(STDOUT_FILENO))
-		cmd_usage_error(e, "refusing to write a binary pprof profile to a terminal");
+		cmd_usage_error(e, "refusing to write a binary %s profile to a terminal",
+		    r->format->name);
 }
 
 /* "rperf report [options] [FILE]". */
 static int
-report_exec(int argc, char **argv)
+cmd_report_exec(int argc, char **argv)
 {
-	struct report r;
+	struct cmd_report r;
+	struct format_opts fo;
 	char err[512];
 	char *note;
 	int rc;
@@ -292,13 +198,13 @@ report_exec(int argc, char **argv)
 	r.output = "-";
 	text_opts_init(&r.topts);
 	report_filter_init(&r.filter);
-	report_parse(&r, argc, argv);
+	cmd_report_parse(&r, argc, argv);
 	if (r.has_min_pct)
 		r.topts.min_pct = r.min_pct;
 
 	r.p = profile_read(r.input, err, sizeof err);
 	if (r.p == NULL) {
-		fprintf(stderr, "rperf report: %s\n", err);
+		error_print("%s", err);
 		report_filter_release(&r.filter);
 		return RPERF_EXIT_FAILURE;
 	}
@@ -306,33 +212,29 @@ report_exec(int argc, char **argv)
 	    r.topts.value_index));
 	report_filter_apply(r.p, &r.filter);
 
-	switch (r.out) {
-	case REPORT_OUT_FOLDED:
-	case REPORT_OUT_PPROF:
+	if (r.format == &format_text) {
+		rc = output_write_file(r.output, r.tree ? cmd_report_write_tree :
+		    cmd_report_write_text, &r, err, sizeof err);
+	} else {
 		/* A converted profile says how it was cut down. */
-		if (report_filter_active(&r.filter)) {
+		if ((r.format->flags & FORMAT_PROFILE) &&
+		    report_filter_active(&r.filter)) {
 			note = xasprintf("filters: %s",
 			    report_filter_describe(&r.filter));
 			profile_add_comment(r.p, note);
 			free(note);
 		}
-		rc = profile_write_file(r.p, r.output,
-		    r.out == REPORT_OUT_PPROF ? PROFILE_FORMAT_PPROF :
-		    PROFILE_FORMAT_FOLDED, &r.topts, err, sizeof err);
-		break;
-	case REPORT_OUT_SVG:
-		rc = report_write_file(r.output, report_write_svg, &r, err,
-		    sizeof err);
-		break;
-	default:
-		rc = report_write_file(r.output, r.tree ? report_write_tree :
-		    report_write_text, &r, err, sizeof err);
-		break;
+		memset(&fo, 0, sizeof fo);
+		fo.text = &r.topts;
+		fo.source = r.input;
+		if (report_filter_active(&r.filter))
+			fo.subtitle = report_filter_describe(&r.filter);
+		rc = profile_write_file(r.p, r.output, r.format, &fo, err, sizeof err);
 	}
 	profile_free(r.p);
 	report_filter_release(&r.filter);
 	if (rc != 0) {
-		fprintf(stderr, "rperf report: %s\n", err);
+		error_print("%s", err);
 		return RPERF_EXIT_FAILURE;
 	}
 	return RPERF_EXIT_OK;
@@ -342,7 +244,7 @@ const struct cmd_entry cmd_report_entry = {
 	.name = "report",
 	.usage = "[options] [FILE]",
 	.summary = "read a profile and print its report, or convert it",
-	.options = report_options,
+	.options = cmd_report_options,
 	.operands = "@pprof",
-	.exec = report_exec,
+	.exec = cmd_report_exec,
 };

@@ -371,8 +371,8 @@ stat_vm_finish(void *arg, int ran)
 	stat_collect(st, p, &ss, util_mono_ns() - t0);
 	st->ran = 1;
 	if (st->save && profile_write_file_as(p, st->output_path, st->output,
-	    profile_format_from_path(st->output) != PROFILE_FORMAT_NONE ?
-	    profile_format_from_path(st->output) : PROFILE_FORMAT_PPROF,
+	    format_by_path(st->output, FORMAT_RECORD) != NULL ?
+	    format_by_path(st->output, FORMAT_RECORD) : &format_pprof,
 	    NULL, err, sizeof err) != 0) {
 		fprintf(stderr, "rperf stat: %s\n", err);
 		rc = -1;

@@ -13,6 +13,8 @@
 
 #include "cmd.h"
 #include "error.h"
+#include "formats.h"
+#include "report.h"
 #include "xmalloc.h"
 
 const struct cmd_entry *const cmd_table[] = {
@@ -39,12 +41,37 @@ cmd_find(const char *name)
 	return NULL;
 }
 
+/* O's help line into BUF, "%F" replaced by the names of its formats. */
+static const char *
+cmd_option_help(const struct cmd_option *o, char *buf, size_t len)
+{
+	const char *at = o->formats != 0 ? strstr(o->help, "%F") : NULL;
+	char names[128];
+
+	if (at == NULL)
+		return o->help;
+	snprintf(buf, len, "%.*s%s%s", (int)(at - o->help), o->help,
+	    format_names(o->formats, NULL, names, sizeof names), at + 2);
+	return buf;
+}
+
+/* O's completion hint into BUF, "@format" replaced by its formats. */
+static const char *
+cmd_option_hint(const struct cmd_option *o, char *buf, size_t len)
+{
+	if (o->has_arg == no_argument || o->complete == NULL)
+		return "";
+	if (o->formats != 0 && strcmp(o->complete, "@format") == 0)
+		return format_names(o->formats, " ", buf, len);
+	return o->complete;
+}
+
 /* Print "usage: ..." and the options table of E to FP. */
 void
 cmd_print_help(const struct cmd_entry *e, FILE *fp)
 {
 	const struct cmd_option *o;
-	char left[64];
+	char left[64], help[256];
 
 	fprintf(fp, "usage: rperf %s %s\n\n%s\n\n", e->name, e->usage, e->summary);
 	fprintf(fp, "options:\n");
@@ -62,7 +89,7 @@ cmd_print_help(const struct cmd_entry *e, FILE *fp)
 			snprintf(left + n, sizeof left - n, " %s", o->arg_name);
 		else if (o->has_arg == optional_argument && n > 0 && (size_t)n < sizeof left)
 			snprintf(left + n, sizeof left - n, "[=%s]", o->arg_name);
-		fprintf(fp, "  %-26s %s\n", left, o->help);
+		fprintf(fp, "  %-26s %s\n", left, cmd_option_help(o, help, sizeof help));
 	}
 	fprintf(fp, "  %-26s %s\n", "-h, --help", "show this help and exit");
 	fprintf(fp, "\nSee 'man rperf-%s' for more.\n", e->name);
@@ -73,21 +100,23 @@ void
 cmd_print_completion(const struct cmd_entry *e, FILE *fp)
 {
 	const struct cmd_option *o;
+	char hbuf[128], help[256], exts[256];
 
 	for (o = e->options; o->long_name != NULL; o++) {
-		const char *hint = o->complete ? o->complete : "";
+		const char *hint = cmd_option_hint(o, hbuf, sizeof hbuf);
+		const char *text = cmd_option_help(o, help, sizeof help);
 
-		fprintf(fp, "--%s\t%s\t%s\n", o->long_name,
-		    o->has_arg == no_argument ? "" : hint, o->help);
+		fprintf(fp, "--%s\t%s\t%s\n", o->long_name, hint, text);
 		if (o->short_name != 0)
-			fprintf(fp, "-%c\t%s\t%s\n", o->short_name,
-			    o->has_arg == no_argument ? "" : hint, o->help);
+			fprintf(fp, "-%c\t%s\t%s\n", o->short_name, hint, text);
 		if (o->short_alias != 0)
-			fprintf(fp, "-%c\t%s\t%s\n", o->short_alias,
-			    o->has_arg == no_argument ? "" : hint, o->help);
+			fprintf(fp, "-%c\t%s\t%s\n", o->short_alias, hint, text);
 	}
 	fprintf(fp, "--help\t\tshow this help and exit\n");
 	fprintf(fp, "-h\t\tshow this help and exit\n");
+	/* What "@pprof" completes: files in a format rperf reads. */
+	fprintf(fp, "@profile-exts\t%s\t\n", format_exts(FORMAT_READ, "|", exts,
+	    sizeof exts));
 	if (e->operands != NULL)
 		fprintf(fp, "@operands\t%s\t\n", e->operands);
 }
@@ -229,6 +258,35 @@ cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "Try 'rperf %s --help' for more information.\n", e->name);
 	exit(RPERF_EXIT_USAGE);
+}
+
+/* Add the rule of filter option C, if it is one. */
+int
+cmd_filter_option(const struct cmd_entry *e, int c, const char *arg,
+    struct report_filter *f)
+{
+	static const enum report_rule_kind kinds[] = { REPORT_FOCUS,
+	    REPORT_IGNORE, REPORT_TAGFOCUS, REPORT_TAGIGNORE, REPORT_THREAD };
+	char err[512];
+
+	if (c < CMD_OPT_FOCUS || c > CMD_OPT_THREAD)
+		return 0;
+	if (report_filter_add(f, kinds[c - CMD_OPT_FOCUS], arg, err, sizeof err) != 0)
+		cmd_usage_error(e, "%s", err);
+	return 1;
+}
+
+/* The format named ARG with every flag of NEED, or a usage error. */
+const struct format *
+cmd_parse_format(const struct cmd_entry *e, const char *arg, unsigned need)
+{
+	const struct format *f = format_by_name(arg, need);
+	char names[128];
+
+	if (f == NULL)
+		cmd_usage_error(e, "unknown format '%s' (expected %s)", arg,
+		    format_names(need, NULL, names, sizeof names));
+	return f;
 }
 
 /* Parse a whole decimal number in [min, max]; -1 when ARG is not one. */

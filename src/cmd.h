@@ -3,7 +3,8 @@
  * exports one struct cmd_entry; cmd.c lists them.  A command's options
  * table is the single source of truth for its --help text, for the
  * completion helper the shell scripts call, and for the consistency test
- * that compares them with the man pages.
+ * that compares them with the man pages; format names and extensions in
+ * them come from the table of formats (formats.h).
  */
 #ifndef RPERF_CMD_H
 #define RPERF_CMD_H
@@ -28,6 +29,10 @@ struct cmd_option {
 	 * "@number"; NULL when the option takes none. */
 	const char *complete;
 	int id;			/* what cmd_getopt returns for it */
+	/* For a --format option, the FORMAT_* flags of the formats it
+	 * takes: "%F" in HELP reads as their names ("pprof, folded or
+	 * text") and "@format" in COMPLETE as the same names as words. */
+	unsigned formats;
 };
 
 struct cmd_entry {
@@ -84,5 +89,42 @@ void cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
 
 /* Parse a whole decimal number in [min, max]; -1 when ARG is not one. */
 int cmd_parse_long(const char *arg, long min, long max, long *out);
+
+/*
+ * The sample filters "rperf report" and "rperf diff" share (report.h),
+ * declared once: CMD_FILTER_OPTIONS in a command's options table, and
+ * cmd_filter_option() in its getopt loop.
+ */
+enum {
+	CMD_OPT_FOCUS = 1000,
+	CMD_OPT_IGNORE,
+	CMD_OPT_TAGFOCUS,
+	CMD_OPT_TAGIGNORE,
+	CMD_OPT_THREAD,
+};
+#define CMD_FILTER_OPTIONS \
+	{ "focus", 0, 0, required_argument, "REGEX", \
+	  "keep only samples with a function matching REGEX", "@text", CMD_OPT_FOCUS, 0 }, \
+	{ "ignore", 0, 0, required_argument, "REGEX", \
+	  "drop samples with a function matching REGEX", "@text", CMD_OPT_IGNORE, 0 }, \
+	{ "tagfocus", 0, 0, required_argument, "KEY=VALUE", \
+	  "keep only samples with label KEY=VALUE", "@text", CMD_OPT_TAGFOCUS, 0 }, \
+	{ "tagignore", 0, 0, required_argument, "KEY=VALUE", \
+	  "drop samples with label KEY=VALUE", "@text", CMD_OPT_TAGIGNORE, 0 }, \
+	{ "thread", 0, 0, required_argument, "THREAD", \
+	  "keep only samples of the thread with this number or name", "@text", \
+	  CMD_OPT_THREAD, 0 }
+
+struct report_filter;
+/* When C (from cmd_getopt) is one of CMD_FILTER_OPTIONS, add its rule
+ * for ARG to F and return 1 (a bad ARG is a usage error); else 0. */
+int cmd_filter_option(const struct cmd_entry *e, int c, const char *arg,
+    struct report_filter *f);
+
+struct format;
+/* The format named ARG among those with every flag of NEED; a usage
+ * error ("unknown format 'x' (expected pprof, folded or text)") if none. */
+const struct format *cmd_parse_format(const struct cmd_entry *e, const char *arg,
+    unsigned need);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * output.c: formats by name and extension, atomic profile writes and
- * capped, content-sniffing profile reads (see output.h).
+ * output.c: atomic profile writes and capped profile reads (see
+ * output.h); what a format is and how its content is recognised is the
+ * table's business, in formats.c.
  *
  * A profile write must never leave a half-written file where a good one
  * was, nor a stray temporary file: regular files are written beside the
@@ -22,110 +23,15 @@
 #include <unistd.h>
 
 #include "error.h"
-#include "folded.h"
 #include "output.h"
-#include "pprof.h"
 #include "util.h"
 #include "xmalloc.h"
-
-/* Names and extensions of the formats. */
-static const struct {
-	enum profile_format fmt;
-	const char *name;
-} output_names[] = {
-	{ PROFILE_FORMAT_PPROF, "pprof" },
-	{ PROFILE_FORMAT_FOLDED, "folded" },
-	{ PROFILE_FORMAT_TEXT, "text" },
-};
-static const struct {
-	const char *ext;
-	enum profile_format fmt;
-} output_exts[] = {
-	{ ".pb.gz", PROFILE_FORMAT_PPROF },
-	{ ".pprof", PROFILE_FORMAT_PPROF },
-	{ ".pb", PROFILE_FORMAT_PPROF },
-	{ ".data", PROFILE_FORMAT_PPROF },
-	{ ".folded", PROFILE_FORMAT_FOLDED },
-	{ ".collapsed", PROFILE_FORMAT_FOLDED },
-	{ ".txt", PROFILE_FORMAT_TEXT },
-};
-#define OUTPUT_NITEMS(a) (sizeof (a) / sizeof (a)[0])
-
-enum profile_format
-profile_format_from_name(const char *name)
-{
-	size_t i;
-
-	for (i = 0; name != NULL && i < OUTPUT_NITEMS(output_names); i++) {
-		if (strcmp(name, output_names[i].name) == 0)
-			return output_names[i].fmt;
-	}
-	return PROFILE_FORMAT_NONE;
-}
-
-enum profile_format
-profile_format_from_path(const char *path)
-{
-	size_t i, len, elen;
-
-	if (path == NULL)
-		return PROFILE_FORMAT_NONE;
-	len = strlen(path);
-	for (i = 0; i < OUTPUT_NITEMS(output_exts); i++) {
-		elen = strlen(output_exts[i].ext);
-		if (len > elen &&
-		    strcmp(path + len - elen, output_exts[i].ext) == 0 &&
-		    path[len - elen - 1] != '/')
-			return output_exts[i].fmt;
-	}
-	return PROFILE_FORMAT_NONE;
-}
-
-const char *
-profile_format_name(enum profile_format fmt)
-{
-	size_t i;
-
-	for (i = 0; i < OUTPUT_NITEMS(output_names); i++) {
-		if (output_names[i].fmt == fmt)
-			return output_names[i].name;
-	}
-	return "none";
-}
-
-/* Write P as FMT to FP; -1 with errno set on failure. */
-static int
-output_write_stream(const struct profile *p, FILE *fp,
-    enum profile_format fmt, const struct text_opts *topts)
-{
-	char perr[256];
-	size_t vi = p->default_value;
-
-	if (topts != NULL && topts->value_index < p->nvalue_types)
-		vi = topts->value_index;
-	switch (fmt) {
-	case PROFILE_FORMAT_PPROF:
-		if (pprof_write(p, fp, perr, sizeof perr) != 0) {
-			if (errno == 0)
-				errno = EIO;
-			return -1;
-		}
-		return 0;
-	case PROFILE_FORMAT_FOLDED:
-		return folded_write(p, fp, vi);
-	case PROFILE_FORMAT_TEXT:
-		return text_write(p, fp, topts);
-	default:
-		errno = EINVAL;
-		return -1;
-	}
-}
 
 /* What profile_write_file hands to output_write_file. */
 struct output_profile_arg {
 	const struct profile *p;
-	enum profile_format fmt;
-	const struct text_opts *topts;
+	const struct format *fmt;
+	const struct format_opts *o;
 };
 
 /* output_write_fn for a profile in a format. */
@@ -134,7 +40,7 @@ output_profile_fn(FILE *fp, void *arg)
 {
 	const struct output_profile_arg *a = arg;
 
-	return output_write_stream(a->p, fp, a->fmt, a->topts);
+	return a->fmt->write(a->p, fp, a->o);
 }
 
 /* Write straight into FD, an existing special file (device, FIFO). */
@@ -467,20 +373,20 @@ out_quiet:
 
 int
 profile_write_file(const struct profile *p, const char *path,
-    enum profile_format fmt, const struct text_opts *topts, char *err,
+    const struct format *fmt, const struct format_opts *o, char *err,
     size_t errlen)
 {
-	return profile_write_file_as(p, path, path, fmt, topts, err, errlen);
+	return profile_write_file_as(p, path, path, fmt, o, err, errlen);
 }
 
 int
 profile_write_file_as(const struct profile *p, const char *path, const char *display,
-    enum profile_format fmt, const struct text_opts *topts, char *err,
+    const struct format *fmt, const struct format_opts *o, char *err,
     size_t errlen)
 {
-	struct output_profile_arg a = { p, fmt, topts };
+	struct output_profile_arg a = { p, fmt, o };
 
-	if (fmt == PROFILE_FORMAT_NONE) {
+	if (fmt == NULL) {
 		error_set(err, errlen, "no format to write '%s' in", display);
 		return -1;
 	}
@@ -489,7 +395,7 @@ profile_write_file_as(const struct profile *p, const char *path, const char *dis
 
 int
 profile_write_new(const struct profile *p, const char *path, const char *display,
-    enum profile_format fmt, char *err, size_t errlen)
+    const struct format *fmt, char *err, size_t errlen)
 {
 	struct output_profile_arg a = { p, fmt, NULL };
 	const char *base;
@@ -507,150 +413,30 @@ profile_write_new(const struct profile *p, const char *path, const char *display
 
 int
 profile_write_at(const struct profile *p, int dirfd, const char *name,
-    enum profile_format fmt, const char *display, char *err, size_t errlen)
+    const struct format *fmt, const char *display, char *err, size_t errlen)
 {
 	struct output_profile_arg a = { p, fmt, NULL };
 
 	return output_write_at(dirfd, name, 0, output_profile_fn, &a, display, err, errlen);
 }
 
-/*
- * Whether a file starting with byte C can be a profile at all: gzip
- * (0x1f), the first byte of a protobuf key (a field number from 1, any
- * wire type protobuf still uses: 0, 1, 2 or 5; fields the Profile message
- * does not know are allowed, as protobuf allows them), or text.  Lets a
- * device or a large foreign file be refused at its first byte rather than
- * read whole.
- */
-static int
-output_plausible(uint8_t c)
-{
-	unsigned wire = c & 7;
-
-	if (c == 0x1f)
-		return 1;
-	if (c >= 8 && (wire == 0 || wire == 1 || wire == 2 || wire == 5))
-		return 1;
-	return c >= 0x20 || c == '\t' || c == '\n' || c == '\r';
-}
-
-/* Whether BUF looks like text: no control bytes but tab, CR and LF. */
-static int
-output_is_text(const uint8_t *buf, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		if ((buf[i] < 0x20 && buf[i] != '\t' && buf[i] != '\n' &&
-		    buf[i] != '\r') || buf[i] == 0x7f)
-			return 0;
-	}
-	return 1;
-}
-
-/* Whether the first non-blank line of BUF ends in an integer token. */
-static int
-output_looks_folded(const uint8_t *buf, size_t len, int *blank)
-{
-	const uint8_t *end = buf + len, *eol, *stop, *tok;
-
-	*blank = 1;
-	for (; buf < end; buf = eol + 1) {
-		eol = memchr(buf, '\n', (size_t)(end - buf));
-		if (eol == NULL)
-			eol = end;
-		stop = eol;
-		while (stop > buf && (stop[-1] == ' ' || stop[-1] == '\t' ||
-		    stop[-1] == '\r'))
-			stop--;
-		if (stop == buf)
-			continue;
-		*blank = 0;
-		for (tok = stop; tok > buf && tok[-1] >= '0' && tok[-1] <= '9';
-		    tok--)
-			;
-		if (tok > buf && tok[-1] == '-')
-			tok--;
-		return tok != stop && (tok == buf || tok[-1] == ' ' ||
-		    tok[-1] == '\t');
-	}
-	return 0;
-}
-
-struct profile *
-profile_parse_buffer(const uint8_t *buf, size_t len, const char *name,
-    enum profile_format *fmt, char *err, size_t errlen)
-{
-	struct profile *p;
-	char detail[256];
-	int blank;
-
-	if (fmt != NULL)
-		*fmt = PROFILE_FORMAT_NONE;
-	if (len == 0) {
-		error_set(err, errlen, "'%s' is empty", name);
-		return NULL;
-	}
-	detail[0] = '\0';
-	if (pprof_is_gzip(buf, len)) {
-		p = pprof_parse(buf, len, detail, sizeof detail);
-		if (p == NULL)
-			goto corrupt;
-		if (fmt != NULL)
-			*fmt = PROFILE_FORMAT_PPROF;
-		return p;
-	}
-	if (output_is_text(buf, len)) {
-		if (!output_looks_folded(buf, len, &blank)) {
-			if (blank)
-				error_set(err, errlen, "'%s' is empty",
-				    name);
-			else
-				goto unknown;
-			return NULL;
-		}
-		p = folded_parse((const char *)buf, len, detail,
-		    sizeof detail);
-		if (p == NULL)
-			goto corrupt;
-		if (fmt != NULL)
-			*fmt = PROFILE_FORMAT_FOLDED;
-		return p;
-	}
-	p = pprof_parse(buf, len, detail, sizeof detail);
-	if (p != NULL) {
-		if (fmt != NULL)
-			*fmt = PROFILE_FORMAT_PPROF;
-		return p;
-	}
-	/* A profile's first field is almost always sample_type or sample. */
-	if (buf[0] == 0x0a || buf[0] == 0x12)
-		goto corrupt;
-unknown:
-	error_set(err, errlen, "'%s' is not a pprof or folded profile",
-	    name);
-	return NULL;
-corrupt:
-	error_set(err, errlen, "'%s' is truncated or corrupt: %s", name,
-	    detail);
-	return NULL;
-}
-
 /* Read and parse FD, naming it NAME in errors; closes FD unless it is
  * standard input. */
 static struct profile *
-output_read_fd(int fd, const char *name, enum profile_format *fmt, char *err,
+output_read_fd(int fd, const char *name, const struct format **fmt, char *err,
     size_t errlen)
 {
 	struct profile *p;
+	char names[128];
 	uint8_t *buf;
 	size_t len;
 	int rc;
 
-	if ((rc = util_read_fd(fd, PROFILE_READ_MAX, output_plausible, &buf,
+	if ((rc = util_read_fd(fd, PROFILE_READ_MAX, format_first_byte_ok, &buf,
 	    &len)) != 0) {
 		if (rc == -2)
-			error_set(err, errlen, "'%s' is not a pprof or folded profile", name);
+			error_set(err, errlen, "'%s' is not a %s profile", name,
+			    format_names(FORMAT_READ, NULL, names, sizeof names));
 		else if (errno == EFBIG)
 			error_set(err, errlen, "'%s' is too large (more "
 			    "than %zu MiB)", name, PROFILE_READ_MAX >> 20);
@@ -663,19 +449,19 @@ output_read_fd(int fd, const char *name, enum profile_format *fmt, char *err,
 	}
 	if (fd != STDIN_FILENO)
 		close(fd);
-	p = profile_parse_buffer(buf, len, name, fmt, err, errlen);
+	p = format_parse(buf, len, name, fmt, err, errlen);
 	free(buf);
 	return p;
 }
 
 struct profile *
-profile_read_format(const char *path, enum profile_format *fmt, char *err,
+profile_read_format(const char *path, const struct format **fmt, char *err,
     size_t errlen)
 {
 	int fd, stdin_ = strcmp(path, "-") == 0;
 
 	if (fmt != NULL)
-		*fmt = PROFILE_FORMAT_NONE;
+		*fmt = NULL;
 	fd = stdin_ ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd == -1) {
 		error_set(err, errlen, "cannot read '%s': %s", path,

@@ -1,6 +1,7 @@
 /*
- * output.h: choosing a profile format and moving whole profiles between
- * the model and files: atomic writes, capped reads, format detection.
+ * output.h: moving whole profiles between the model and files: atomic
+ * writes that follow no planted link, and capped reads (the formats
+ * themselves are in formats.h).
  */
 #ifndef RPERF_OUTPUT_H
 #define RPERF_OUTPUT_H
@@ -9,26 +10,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "formats.h"
 #include "profile.h"
-#include "text.h"
 
 /* Largest file profile_read() accepts. */
 #define PROFILE_READ_MAX ((size_t)1 << 30)
-
-enum profile_format {
-	PROFILE_FORMAT_NONE,
-	PROFILE_FORMAT_PPROF,
-	PROFILE_FORMAT_FOLDED,
-	PROFILE_FORMAT_TEXT,
-};
-
-/* "pprof", "folded" or "text"; PROFILE_FORMAT_NONE for anything else. */
-enum profile_format profile_format_from_name(const char *name);
-/* By extension: .pb.gz .pprof .pb .data -> pprof; .folded .collapsed ->
- * folded; .txt -> text; PROFILE_FORMAT_NONE for anything else. */
-enum profile_format profile_format_from_path(const char *path);
-/* "pprof", "folded", "text", or "none". */
-const char *profile_format_name(enum profile_format fmt);
 
 /* PATH made absolute against the current directory, so that a later
  * chdir (the profiled script's) cannot move it; a copy to free(). */
@@ -70,31 +56,30 @@ int output_write_at(int dirfd, const char *name, int flags, output_write_fn fn, 
     const char *display, char *err, size_t errlen);
 
 /*
- * Write P in format FMT to PATH ("-" is stdout) through output_write_file.
- * Folded and text use TOPTS->value_index (TOPTS may be NULL: the
- * profile's default value).
+ * Write P in format FMT to PATH ("-" is stdout) through output_write_file,
+ * with the writer's options O (may be NULL: the defaults).
  */
 int profile_write_file(const struct profile *p, const char *path,
-    enum profile_format fmt, const struct text_opts *topts, char *err,
+    const struct format *fmt, const struct format_opts *o, char *err,
     size_t errlen);
 /* profile_write_file naming the file DISPLAY in ERR. */
 int profile_write_file_as(const struct profile *p, const char *path, const char *display,
-    enum profile_format fmt, const struct text_opts *topts, char *err,
+    const struct format *fmt, const struct format_opts *o, char *err,
     size_t errlen);
 
 /* Write P to PATH, a new file rperf names (a snapshot): whatever is at
  * PATH already, a symlink included, is an error, never written through.
  * DISPLAY names it in ERR. */
 int profile_write_new(const struct profile *p, const char *path, const char *display,
-    enum profile_format fmt, char *err, size_t errlen);
+    const struct format *fmt, char *err, size_t errlen);
 
 /* Write P to NAME in DIRFD through output_write_at (replacing). */
 int profile_write_at(const struct profile *p, int dirfd, const char *name,
-    enum profile_format fmt, const char *display, char *err, size_t errlen);
+    const struct format *fmt, const char *display, char *err, size_t errlen);
 
 /*
- * Read the pprof (gzipped or raw) or folded profile at PATH ("-" is
- * stdin), at most PROFILE_READ_MAX bytes, detecting the format from the
+ * Read the profile at PATH ("-" is stdin), at most PROFILE_READ_MAX
+ * bytes, in any format of the table that can be read, recognised by its
  * content.  Returns NULL with a one-line message naming PATH in ERR, e.g.
  * "cannot read 'x': No such file or directory", "'x' is empty",
  * "'x' is not a pprof or folded profile" or
@@ -107,10 +92,6 @@ struct profile *profile_read_at(int dirfd, const char *name, const char *display
     char *err, size_t errlen);
 /* profile_read(), also storing the format found in *FMT (may be NULL). */
 struct profile *profile_read_format(const char *path,
-    enum profile_format *fmt, char *err, size_t errlen);
-
-/* Parse LEN bytes in memory as profile_read() does; NAME is for errors. */
-struct profile *profile_parse_buffer(const uint8_t *buf, size_t len,
-    const char *name, enum profile_format *fmt, char *err, size_t errlen);
+    const struct format **fmt, char *err, size_t errlen);
 
 #endif

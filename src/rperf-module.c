@@ -215,7 +215,7 @@ rperf_snapshot(int argc, VALUE *argv, VALUE self)
 	VALUE opts, vals[3], result;
 	struct sampler_stats st;
 	struct profile *p;
-	enum profile_format fmt = PROFILE_FORMAT_NONE;
+	const struct format *fmt = NULL;
 	const char *path = NULL;
 	char err[512];
 
@@ -231,26 +231,26 @@ rperf_snapshot(int argc, VALUE *argv, VALUE self)
 	if (vals[1] != Qundef && !NIL_P(vals[1])) {
 		FilePathValue(vals[1]);
 		path = StringValueCStr(vals[1]);
-		fmt = profile_format_from_path(path);
+		fmt = format_by_path(path, FORMAT_RECORD);
 	}
 	if (vals[2] != Qundef && !NIL_P(vals[2])) {
 		VALUE f = rb_obj_as_string(vals[2]);
 
-		fmt = profile_format_from_name(StringValueCStr(f));
-		if (fmt == PROFILE_FORMAT_NONE)
-			rb_raise(rb_eArgError, "unknown format %" PRIsVALUE " (expected pprof, folded or text)",
-			    rb_inspect(vals[2]));
+		char names[128];
+
+		fmt = format_by_name(StringValueCStr(f), FORMAT_RECORD);
+		if (fmt == NULL)
+			rb_raise(rb_eArgError, "unknown format %" PRIsVALUE " (expected %s)",
+			    rb_inspect(vals[2]), format_names(FORMAT_RECORD, NULL, names,
+			    sizeof names));
 	}
-	if (fmt == PROFILE_FORMAT_NONE)
-		fmt = PROFILE_FORMAT_PPROF;
+	if (fmt == NULL)
+		fmt = &format_pprof;
 	p = sampler_snapshot(vals[0] != Qundef && RTEST(vals[0]), &st);
 	if (p == NULL)
 		return Qnil;
 	if (path != NULL) {
-		struct text_opts topts;
-
-		text_opts_init(&topts);
-		if (profile_write_file(p, path, fmt, &topts, err, sizeof err) != 0) {
+		if (profile_write_file(p, path, fmt, NULL, err, sizeof err) != 0) {
 			profile_free(p);
 			rb_raise(rb_eIOError, "%s", err);
 		}

@@ -137,7 +137,7 @@ session_child_write(const struct session *s, pid_t pid, const struct profile *p,
 	}
 	name = session_name((long)pid, "pb.gz");
 	shown = xasprintf("%s/%s", s->dir, name);
-	rc = profile_write_at(p, s->fd, name, PROFILE_FORMAT_PPROF, shown, err, errlen);
+	rc = profile_write_at(p, s->fd, name, &format_pprof, shown, err, errlen);
 	free(shown);
 	free(name);
 	name = session_name((long)pid, "running");

@@ -18,6 +18,7 @@
 #include <ruby.h>
 #include <ruby/version.h>
 
+#include "formats.h"
 #include "vm.h"
 #include "xmalloc.h"
 
@@ -272,13 +273,15 @@ vm_ruby_version(void)
 	return ruby_version;
 }
 
-/* The optional features of this build. */
+/* The optional features of this build: its formats, and more. */
 const char *
 vm_features(void)
 {
-	return "pprof folded text"
+	static char buf[256];
+
+	format_names(0, " ", buf, sizeof buf);
 #ifdef __linux__
-	    " timer-signal"
+	strncat(buf, " timer-signal", sizeof buf - strlen(buf) - 1);
 #endif
-	    ;
+	return buf;
 }

@@ -95,4 +95,38 @@ test_expect_success 'report usage errors exit 2' '
 	test_grep "too many arguments" err
 '
 
+test_expect_success 'every format of the table can be recorded, by name and by extension' '
+	cat >hot.rb <<-\EOF &&
+	def hot_loop = 300_000.times { |i| i * i }
+	hot_loop
+	EOF
+	for f in $("$RPERF" --version | sed -n "s/^features: //p"); do
+		case $f in timer-signal) continue ;; esac
+		"$RPERF" record -q --format "$f" -o "by-name.$f" hot.rb || return 1
+		test -s "by-name.$f" || return 1
+	done &&
+	"$RPERF" record -q -o flame.svg hot.rb &&
+	test_grep "^<svg " flame.svg &&
+	test_grep "Object#hot_loop" flame.svg &&
+	test_grep "Flame Graph: rperf record -q -o flame.svg hot.rb" flame.svg &&
+	test_grep "^<svg " by-name.svg &&
+	"$RPERF" record -q -o snap.data -e "
+		def work = 200_000.times { |i| i * i }
+		work
+		puts Rperf.snapshot(output: %q(snap.svg))
+		begin; Rperf.snapshot(format: :json); rescue ArgumentError => e; puts e.message; end" >out &&
+	test_grep "^snap.svg$" out &&
+	test_grep "^<svg " snap.svg &&
+	test_grep "expected pprof, folded, text or svg" out
+'
+
+test_expect_success 'unknown formats are usage errors naming what is accepted' '
+	test_expect_code 2 "$RPERF" record --format svgz -e 1 2>err &&
+	test_grep "^rperf record: unknown format .svgz. \(expected pprof, folded, text or svg\)$" err &&
+	test_expect_code 2 "$RPERF" report --format json s.pb.gz 2>err &&
+	test_grep "^rperf report: unknown format .json. \(expected pprof, folded, text or svg\)$" err &&
+	test_expect_code 2 "$RPERF" diff --format pprof a b 2>err &&
+	test_grep "^rperf diff: unknown format .pprof. \(expected text or svg\)$" err
+'
+
 test_done

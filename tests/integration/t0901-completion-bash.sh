@@ -36,6 +36,9 @@ mkdir "$tmp/bin" "$tmp/work" "$tmp/work/lib" || exit 1
 ln -s "$rperf" "$tmp/bin/rperf" || exit 1
 : >"$tmp/work/app.rb"
 : >"$tmp/work/notes.txt"
+: >"$tmp/work/cpu.pb.gz"
+: >"$tmp/work/s.folded"
+: >"$tmp/work/flame.svg"
 
 cat >"$tmp/drive.bash" <<'EOF'
 # Usage: bash drive.bash SCRIPT [BASH_COMPLETION]
@@ -89,7 +92,7 @@ expect 'rperf help rec' 'record'
 expect 'rperf record --mo' '--mode'
 expect 'rperf record --mode ' 'cpu wall'
 expect 'rperf record -m ' 'cpu wall'
-expect 'rperf record --format ' 'folded pprof text'
+expect 'rperf record --format ' 'folded pprof svg text'
 expect 'rperf record --format t' 'text'
 expect 'rperf record -p --mo' '--mode'
 expect 'rperf record ' 'app.rb lib'
@@ -98,6 +101,11 @@ expect_not 'rperf record x.rb --mo' '--mode'
 expect_not 'rperf record -I lib --mo' '--mode'
 expect_not 'rperf record -- --mo' '--mode'
 expect 'rperf record x.rb n' 'notes.txt'
+# Profiles: the extensions of the formats rperf reads, from the program.
+expect 'rperf report ' 'cpu.pb.gz lib s.folded'
+expect 'rperf diff cpu.pb.gz ' 'cpu.pb.gz lib s.folded'
+expect 'rperf report --format ' 'folded pprof svg text'
+expect 'rperf diff --format ' 'svg text'
 exit $failed
 EOF
 

@@ -45,6 +45,9 @@ mkdir "$tmp/bin" "$tmp/work" "$tmp/work/lib" "$tmp/home" || exit 1
 ln -s "$rperf" "$tmp/bin/rperf" || exit 1
 : >"$tmp/work/app.rb"
 : >"$tmp/work/notes.txt"
+: >"$tmp/work/cpu.pb.gz"
+: >"$tmp/work/s.folded"
+: >"$tmp/work/cpu.svg"
 cd "$tmp/work" || exit 1
 # Keep the user's shell configuration out of it.
 HOME=$tmp/home
@@ -88,11 +91,13 @@ if command -v fish >/dev/null 2>&1; then
 	fish_expect 'rperf record --mo' '--mode'
 	fish_expect 'rperf record --mode ' 'cpu wall'
 	fish_expect 'rperf record --mode=' '--mode=cpu --mode=wall'
-	fish_expect 'rperf record --format ' 'folded pprof text'
+	fish_expect 'rperf record --format ' 'folded pprof svg text'
 	fish_expect 'rperf record ' 'app.rb lib/'
 	fish_expect_not 'rperf record x.rb --mo' '--mode'
 	fish_expect_not 'rperf record -I lib --mo' '--mode'
 	fish_expect 'rperf record x.rb n' 'notes.txt'
+	fish_expect 'rperf report ' 'cpu.pb.gz lib/ s.folded'
+	fish_expect 'rperf diff --format ' 'svg text'
 else
 	echo "# skip: fish is not installed"
 fi
@@ -160,7 +165,7 @@ exit 0
 EOF
 	if PATH="$tmp/bin:$PATH" TERM=dumb zsh -f "$tmp/drive.zsh" "$tmp/fpath" \
 	    'rperf record --mo' 'rperf record x.rb --mo' 'rperf record -I lib --mo' \
-	    'rperf rec' \
+	    'rperf rec' 'rperf report cp' \
 	    >"$tmp/zpty.out" 2>&1; then
 		# What follows each typed line, up to its marker.
 		after() {
@@ -186,6 +191,13 @@ EOF
 			echo "ok - zsh [rperf rec] -> record"
 		else
 			fail "zsh [rperf rec] did not complete to record: $(after 'rperf rec')"
+		fi
+		# Profiles by the extensions the program lists: of cpu.pb.gz
+		# and cpu.svg only the profile is offered, so "cp" completes.
+		if after 'rperf report cp' | grep -q 'rperf report cpu\.pb\.gz'; then
+			echo "ok - zsh [rperf report cp] -> cpu.pb.gz"
+		else
+			fail "zsh [rperf report cp] did not complete to cpu.pb.gz: $(after 'rperf report cp')"
 		fi
 	elif grep -q 'zpty' "$tmp/zpty.out" && ! grep -q TIMEOUT "$tmp/zpty.out"; then
 		echo "# skip: zsh/zpty is not available, interactive completion not tried"

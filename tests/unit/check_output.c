@@ -68,18 +68,27 @@ put_file(const char *path, const char *s, size_t len)
 
 START_TEST(test_format_names)
 {
-	ck_assert_int_eq(profile_format_from_name("pprof"),
-	    PROFILE_FORMAT_PPROF);
-	ck_assert_int_eq(profile_format_from_name("folded"),
-	    PROFILE_FORMAT_FOLDED);
-	ck_assert_int_eq(profile_format_from_name("text"), PROFILE_FORMAT_TEXT);
-	ck_assert_int_eq(profile_format_from_name("Text"), PROFILE_FORMAT_NONE);
-	ck_assert_int_eq(profile_format_from_name(""), PROFILE_FORMAT_NONE);
-	ck_assert_int_eq(profile_format_from_name(NULL), PROFILE_FORMAT_NONE);
-	ck_assert_str_eq(profile_format_name(PROFILE_FORMAT_PPROF), "pprof");
-	ck_assert_str_eq(profile_format_name(PROFILE_FORMAT_FOLDED), "folded");
-	ck_assert_str_eq(profile_format_name(PROFILE_FORMAT_TEXT), "text");
-	ck_assert_str_eq(profile_format_name(PROFILE_FORMAT_NONE), "none");
+	char buf[128];
+
+	ck_assert_ptr_eq(format_by_name("pprof", 0), &format_pprof);
+	ck_assert_ptr_eq(format_by_name("folded", FORMAT_READ), &format_folded);
+	ck_assert_ptr_eq(format_by_name("text", FORMAT_RECORD), &format_text);
+	ck_assert_ptr_eq(format_by_name("svg", FORMAT_CONVERT), &format_svg);
+	ck_assert_ptr_null(format_by_name("svg", FORMAT_READ));
+	ck_assert_ptr_null(format_by_name("pprof", FORMAT_DIFF));
+	ck_assert_ptr_null(format_by_name("Text", 0));
+	ck_assert_ptr_null(format_by_name("", 0));
+	ck_assert_ptr_null(format_by_name(NULL, 0));
+	ck_assert_str_eq(format_names(FORMAT_READ, NULL, buf, sizeof buf),
+	    "pprof or folded");
+	ck_assert_str_eq(format_names(0, NULL, buf, sizeof buf),
+	    "pprof, folded, text or svg");
+	ck_assert_str_eq(format_names(FORMAT_DIFF, " ", buf, sizeof buf), "text svg");
+	ck_assert_str_eq(format_names(FORMAT_BINARY, NULL, buf, sizeof buf), "pprof");
+	ck_assert_str_eq(format_exts(FORMAT_READ, "|", buf, sizeof buf),
+	    "pb.gz|pprof|pb|data|folded|collapsed");
+	/* A short buffer is cut, never overrun. */
+	ck_assert_str_eq(format_names(0, NULL, buf, 6), "pprof");
 }
 END_TEST
 
@@ -87,38 +96,42 @@ START_TEST(test_format_paths)
 {
 	static const struct {
 		const char *path;
-		enum profile_format fmt;
+		const struct format *fmt;
 	} cases[] = {
-		{ "out.pb.gz", PROFILE_FORMAT_PPROF },
-		{ "dir/cpu.pprof", PROFILE_FORMAT_PPROF },
-		{ "x.pb", PROFILE_FORMAT_PPROF },
-		{ "rperf.data", PROFILE_FORMAT_PPROF },
-		{ "a.folded", PROFILE_FORMAT_FOLDED },
-		{ "/tmp/a.collapsed", PROFILE_FORMAT_FOLDED },
-		{ "report.txt", PROFILE_FORMAT_TEXT },
-		{ "x.gz", PROFILE_FORMAT_NONE },
-		{ "x.html", PROFILE_FORMAT_NONE },
-		{ "txt", PROFILE_FORMAT_NONE },
-		{ ".txt", PROFILE_FORMAT_NONE },
-		{ "dir/.pprof", PROFILE_FORMAT_NONE },
-		{ "-", PROFILE_FORMAT_NONE },
+		{ "out.pb.gz", &format_pprof },
+		{ "dir/cpu.pprof", &format_pprof },
+		{ "x.pb", &format_pprof },
+		{ "rperf.data", &format_pprof },
+		{ "a.folded", &format_folded },
+		{ "/tmp/a.collapsed", &format_folded },
+		{ "report.txt", &format_text },
+		{ "flame.svg", &format_svg },
+		{ "x.gz", NULL },
+		{ "x.html", NULL },
+		{ "txt", NULL },
+		{ ".txt", NULL },
+		{ "dir/.pprof", NULL },
+		{ "dir/.svg", NULL },
+		{ "-", NULL },
 	};
 	size_t i;
 
 	for (i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		ck_assert_msg(profile_format_from_path(cases[i].path) ==
+		ck_assert_msg(format_by_path(cases[i].path, 0) ==
 		    cases[i].fmt, "%s", cases[i].path);
+	ck_assert_ptr_null(format_by_path("x.pb.gz", FORMAT_DIFF));
+	ck_assert_ptr_eq(format_by_path("x.svg", FORMAT_DIFF), &format_svg);
 }
 END_TEST
 
 START_TEST(test_write_and_read_back)
 {
-	static const enum profile_format fmts[] = { PROFILE_FORMAT_PPROF,
-	    PROFILE_FORMAT_FOLDED, PROFILE_FORMAT_TEXT };
+	static const struct format *const fmts[] = { &format_pprof,
+	    &format_folded, &format_text };
 	static const char *const names[] = { "p.pb.gz", "p.folded", "p.txt" };
 	struct profile *p = tu_sample_profile(), *q;
 	char *dir = make_dir(), *path, err[256], why[256];
-	enum profile_format got;
+	const struct format *got;
 	struct stat st;
 	mode_t mask;
 	size_t i;
@@ -131,7 +144,7 @@ START_TEST(test_write_and_read_back)
 		ck_assert_int_eq(stat(path, &st), 0);
 		ck_assert_int_eq(st.st_mode & 0777, 0644);
 		q = profile_read_format(path, &got, err, sizeof err);
-		if (fmts[i] == PROFILE_FORMAT_TEXT) {
+		if (fmts[i] == &format_text) {
 			char *want = xasprintf("'%s' is not a pprof or "
 			    "folded profile", path);
 
@@ -140,12 +153,12 @@ START_TEST(test_write_and_read_back)
 			free(want);
 		} else {
 			ck_assert_msg(q != NULL, "%s", err);
-			ck_assert_int_eq(got, fmts[i]);
+			ck_assert_ptr_eq(got, fmts[i]);
 		}
-		if (fmts[i] == PROFILE_FORMAT_PPROF)
+		if (fmts[i] == &format_pprof)
 			ck_assert_msg(tu_profiles_equal(p, q, why, sizeof why),
 			    "%s", why);
-		if (fmts[i] == PROFILE_FORMAT_FOLDED)
+		if (fmts[i] == &format_folded)
 			ck_assert_int_eq(profile_total(q, 0),
 			    profile_total(p, 1));
 		profile_free(q);
@@ -165,7 +178,7 @@ START_TEST(test_replace_existing)
 
 	path = xasprintf("%s/out.folded", dir);
 	put_file(path, "old 1\n", 6);
-	ck_assert_int_eq(profile_write_file(p, path, PROFILE_FORMAT_FOLDED,
+	ck_assert_int_eq(profile_write_file(p, path, &format_folded,
 	    NULL, err, sizeof err), 0);
 	q = profile_read(path, err, sizeof err);
 	ck_assert_ptr_nonnull(q);
@@ -176,7 +189,7 @@ START_TEST(test_replace_existing)
 	link = xasprintf("%s/link.folded", dir);
 	ck_assert_int_eq(symlink("out.folded", link), 0);
 	put_file(path, "old 1\n", 6);
-	ck_assert_int_eq(profile_write_file(p, link, PROFILE_FORMAT_FOLDED,
+	ck_assert_int_eq(profile_write_file(p, link, &format_folded,
 	    NULL, err, sizeof err), 0);
 	{
 		struct stat st;
@@ -208,7 +221,7 @@ START_TEST(test_replace_keeps_mode_and_owner)
 	ck_assert_int_eq(chmod(path, 0600), 0);
 	if (geteuid() == 0)
 		ck_assert_int_eq(chown(path, 4242, 4343), 0);
-	ck_assert_msg(profile_write_file(p, path, PROFILE_FORMAT_PPROF, NULL, err,
+	ck_assert_msg(profile_write_file(p, path, &format_pprof, NULL, err,
 	    sizeof err) == 0, "%s", err);
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_mode & 07777, 0600);
@@ -218,7 +231,7 @@ START_TEST(test_replace_keeps_mode_and_owner)
 	}
 	/* A new file: 0666 less the umask, as before. */
 	ck_assert_int_eq(unlink(path), 0);
-	ck_assert_int_eq(profile_write_file(p, path, PROFILE_FORMAT_PPROF, NULL, err,
+	ck_assert_int_eq(profile_write_file(p, path, &format_pprof, NULL, err,
 	    sizeof err), 0);
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_mode & 07777, 0644);
@@ -248,7 +261,7 @@ START_TEST(test_symlink_in_shared_dir)
 	ck_assert_int_eq(symlink(victim, link), 0);
 
 	/* Our own link there is followed, and stays a link. */
-	ck_assert_msg(profile_write_file(p, link, PROFILE_FORMAT_PPROF, NULL, err,
+	ck_assert_msg(profile_write_file(p, link, &format_pprof, NULL, err,
 	    sizeof err) == 0, "%s", err);
 	ck_assert_int_eq(lstat(link, &st), 0);
 	ck_assert(S_ISLNK(st.st_mode));
@@ -262,7 +275,7 @@ START_TEST(test_symlink_in_shared_dir)
 	if (geteuid() == 0 && getuid() == 0) {
 		put_file(victim, "secret\n", 7);
 		ck_assert_int_eq(lchown(link, 4242, 4242), 0);
-		ck_assert_int_eq(profile_write_file(p, link, PROFILE_FORMAT_PPROF, NULL,
+		ck_assert_int_eq(profile_write_file(p, link, &format_pprof, NULL,
 		    err, sizeof err), -1);
 		want = xasprintf("cannot write '%s': not following a symbolic link "
 		    "another user owns in a shared directory", link);
@@ -299,13 +312,13 @@ START_TEST(test_write_new_and_at)
 	ck_assert_int_eq(symlink(victim, link), 0);
 
 	/* A name rperf makes up: whatever is there is an error. */
-	ck_assert_int_eq(profile_write_new(p, link, link, PROFILE_FORMAT_PPROF, err,
+	ck_assert_int_eq(profile_write_new(p, link, link, &format_pprof, err,
 	    sizeof err), -1);
 	want = xasprintf("cannot write '%s': File exists", link);
 	ck_assert_str_eq(err, want);
 	free(want);
 	path = xasprintf("%s/snap.2", dir);
-	ck_assert_msg(profile_write_new(p, path, path, PROFILE_FORMAT_PPROF, err,
+	ck_assert_msg(profile_write_new(p, path, path, &format_pprof, err,
 	    sizeof err) == 0, "%s", err);
 	q = profile_read(path, err, sizeof err);
 	ck_assert_msg(q != NULL, "%s", err);
@@ -314,7 +327,7 @@ START_TEST(test_write_new_and_at)
 	/* In a directory fd: a link at the name is replaced, not followed. */
 	dirfd = open(dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ne(dirfd, -1);
-	ck_assert_msg(profile_write_at(p, dirfd, "snap.1", PROFILE_FORMAT_PPROF,
+	ck_assert_msg(profile_write_at(p, dirfd, "snap.1", &format_pprof,
 	    "snap.1", err, sizeof err) == 0, "%s", err);
 	ck_assert_int_eq(lstat(link, &st), 0);
 	ck_assert(S_ISREG(st.st_mode));
@@ -343,7 +356,7 @@ START_TEST(test_write_missing_dir)
 	char *dir = make_dir(), *path, *want, err[256];
 
 	path = xasprintf("%s/no/such/dir/x.pb.gz", dir);
-	ck_assert_int_eq(profile_write_file(p, path, PROFILE_FORMAT_PPROF,
+	ck_assert_int_eq(profile_write_file(p, path, &format_pprof,
 	    NULL, err, sizeof err), -1);
 	want = xasprintf("cannot write '%s': No such file or directory", path);
 	ck_assert_str_eq(err, want);
@@ -360,7 +373,7 @@ START_TEST(test_write_to_directory)
 	struct profile *p = tu_sample_profile();
 	char *dir = make_dir(), *want, err[256];
 
-	ck_assert_int_eq(profile_write_file(p, dir, PROFILE_FORMAT_PPROF,
+	ck_assert_int_eq(profile_write_file(p, dir, &format_pprof,
 	    NULL, err, sizeof err), -1);
 	want = xasprintf("cannot write '%s': Is a directory", dir);
 	ck_assert_str_eq(err, want);
@@ -377,7 +390,7 @@ START_TEST(test_write_no_format)
 	char err[256];
 
 	ck_assert_int_eq(profile_write_file(p, "/tmp/x.html",
-	    PROFILE_FORMAT_NONE, NULL, err, sizeof err), -1);
+	    NULL, NULL, err, sizeof err), -1);
 	ck_assert_str_eq(err, "no format to write '/tmp/x.html' in");
 	profile_free(p);
 }
@@ -387,17 +400,17 @@ START_TEST(test_write_device_full)
 {
 	struct profile *p = tu_sample_profile();
 	char err[256];
-	int fmt;
+	size_t fmt;
 
-	for (fmt = PROFILE_FORMAT_PPROF; fmt <= PROFILE_FORMAT_TEXT; fmt++) {
-		ck_assert_int_eq(profile_write_file(p, "/dev/full", fmt, NULL,
+	for (fmt = 0; format_table[fmt] != NULL; fmt++) {
+		ck_assert_int_eq(profile_write_file(p, "/dev/full", format_table[fmt], NULL,
 		    err, sizeof err), -1);
 		ck_assert_str_eq(err,
 		    "cannot write '/dev/full': No space left on device");
 	}
 	/* A special file is written in place, not replaced. */
 	ck_assert_int_eq(profile_write_file(p, "/dev/null",
-	    PROFILE_FORMAT_PPROF, NULL, err, sizeof err), 0);
+	    &format_pprof, NULL, err, sizeof err), 0);
 	{
 		struct stat st;
 
@@ -415,12 +428,12 @@ START_TEST(test_write_stdout_full)
 
 	/* Check forks each test, so redirecting stdout stays local. */
 	ck_assert_ptr_nonnull(freopen("/dev/full", "w", stdout));
-	ck_assert_int_eq(profile_write_file(p, "-", PROFILE_FORMAT_TEXT, NULL,
+	ck_assert_int_eq(profile_write_file(p, "-", &format_text, NULL,
 	    err, sizeof err), -1);
 	ck_assert_str_eq(err,
 	    "cannot write to standard output: No space left on device");
 	ck_assert_ptr_nonnull(freopen("/dev/null", "w", stdout));
-	ck_assert_int_eq(profile_write_file(p, "-", PROFILE_FORMAT_FOLDED,
+	ck_assert_int_eq(profile_write_file(p, "-", &format_folded,
 	    NULL, err, sizeof err), 0);
 	profile_free(p);
 }
@@ -451,7 +464,7 @@ START_TEST(test_write_fails_half_way)
 	put_file(path, old, sizeof old - 1);
 	signal(SIGXFSZ, SIG_IGN);
 	ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
-	ck_assert_int_eq(profile_write_file(p, path, PROFILE_FORMAT_FOLDED,
+	ck_assert_int_eq(profile_write_file(p, path, &format_folded,
 	    NULL, err, sizeof err), -1);
 	want = xasprintf("cannot write '%s': File too large", path);
 	ck_assert_str_eq(err, want);
@@ -554,7 +567,7 @@ START_TEST(test_read_raw_and_stdin)
 	struct profile *p = tu_sample_profile(), *q;
 	char *buf = NULL, err[256];
 	size_t len;
-	enum profile_format fmt;
+	const struct format *fmt;
 	int rc;
 
 	TU_CAPTURE(buf, len, rc, folded_write(p, fp, 1));
@@ -567,13 +580,13 @@ START_TEST(test_read_raw_and_stdin)
 		ck_assert_ptr_nonnull(freopen(path, "r", stdin));
 		q = profile_read_format("-", &fmt, err, sizeof err);
 		ck_assert_msg(q != NULL, "%s", err);
-		ck_assert_int_eq(fmt, PROFILE_FORMAT_FOLDED);
+		ck_assert_ptr_eq(fmt, &format_folded);
 		ck_assert_uint_eq(q->nsamples, 5);
 		profile_free(q);
 		free(path);
 		remove_dir(dir);
 	}
-	q = profile_parse_buffer((const uint8_t *)buf, len, "mem", &fmt, err,
+	q = format_parse((const uint8_t *)buf, len, "mem", &fmt, err,
 	    sizeof err);
 	ck_assert_ptr_nonnull(q);
 	profile_free(q);
