@@ -65,10 +65,11 @@ static const struct cmd_option record_options[] = {
 	{ "no-inherit", 0, 0, no_argument, NULL,
 	  "do not profile forked children", NULL, RECORD_OPT_NO_INHERIT },
 	{ "child-timeout", 0, 0, required_argument, "SECONDS",
-	  "how long to wait for children still running at exit (default 2)",
+	  "how long to wait for children still running at exit (default "
+	  CMD_STR(CMD_CHILD_TIMEOUT) ")",
 	  "@number", RECORD_OPT_CHILD_TIMEOUT },
 	{ "control-signal", 0, 0, required_argument, "N|false",
-	  "signal of 'rperf snapshot' (default SIGRTMIN+9); false: none",
+	  "signal of 'rperf snapshot' (default " CMD_CONTROL_SIGNAL_TEXT "); false: none",
 	  "false", RECORD_OPT_CONTROL_SIGNAL },
 	{ "duration", 0, 0, required_argument, "SECONDS",
 	  "stop sampling after SECONDS; the script runs on", "@number", RECORD_OPT_DURATION },
@@ -404,10 +405,10 @@ record_exec(int argc, char **argv)
 	script_sampler_defaults(&r.cfg, SAMPLER_CPU);
 	r.output = "rperf.data";
 	r.procs.inherit = 1;
-	r.procs.child_timeout = 2;
+	r.procs.child_timeout = CMD_CHILD_TIMEOUT;
 	r.procs.save_now = record_save_now;
 	r.procs.arg = &r;
-	r.cfg.control_signal = SIGRTMIN + 9;
+	r.cfg.control_signal = SIGRTMIN + CMD_CONTROL_SIGNAL_OFFSET;
 	r.cfg.snapshot_fn = record_snapshot;
 	r.cfg.snapshot_arg = &r;
 	r.push_interval = 10;

@@ -2,7 +2,7 @@
  * cmd-snapshot.c: "rperf snapshot PID...": ask processes running under
  * "rperf record" to write the profile so far next to their output
  * (OUTPUT.PID.N) and keep running.  The request is a real-time signal
- * (SIGRTMIN+9 unless --control-signal says otherwise, on both sides), not
+ * (CMD_CONTROL_SIGNAL_TEXT, SIGRTMIN+9, unless --control-signal says otherwise, on both sides), not
  * USR1/USR2, which servers such as Puma and Unicorn use for themselves.
  *
  * The signal's default action terminates, so a process is signalled only
@@ -31,7 +31,7 @@ enum {
 
 static const struct cmd_option snapshot_options[] = {
 	{ "control-signal", 0, 0, required_argument, "N",
-	  "the signal record was told to listen to (default SIGRTMIN+9)",
+	  "the signal record was told to listen to (default " CMD_CONTROL_SIGNAL_TEXT ")",
 	  "@number", SNAPSHOT_OPT_CONTROL_SIGNAL },
 	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0 }
 };
@@ -149,7 +149,7 @@ snapshot_exec(int argc, char **argv)
 {
 	const struct cmd_entry *e = &cmd_snapshot_entry;
 	struct cmd_getopt g;
-	int c, sig = SIGRTMIN + 9, rc = RPERF_EXIT_OK, i, pidfd;
+	int c, sig = SIGRTMIN + CMD_CONTROL_SIGNAL_OFFSET, rc = RPERF_EXIT_OK, i, pidfd;
 	char why[PATH_MAX + 128];
 	long v;
 
@@ -175,17 +175,16 @@ snapshot_exec(int argc, char **argv)
 		 * while we look at /proc, the signal fails with ESRCH. */
 		pidfd = snapshot_pidfd_open(v);
 		if (pidfd == -1 && errno == ESRCH) {
-			fprintf(stderr, "rperf snapshot: no process %ld\n", v);
+			error_print("no process %ld", v);
 			rc = RPERF_EXIT_FAILURE;
 		} else if (!snapshot_may_signal(v, sig, why, sizeof why)) {
-			fprintf(stderr, "rperf snapshot: %s\n", why);
+			error_print("%s", why);
 			rc = RPERF_EXIT_FAILURE;
 		} else if (snapshot_send(pidfd, v, sig) != 0) {
 			if (errno == ESRCH)
-				fprintf(stderr, "rperf snapshot: no process %ld\n", v);
+				error_print("no process %ld", v);
 			else
-				fprintf(stderr, "rperf snapshot: cannot signal process %ld: %s\n",
-				    v, strerror(errno));
+				error_print("cannot signal process %ld: %s", v, strerror(errno));
 			rc = RPERF_EXIT_FAILURE;
 		}
 		if (pidfd >= 0)

@@ -518,7 +518,7 @@ stat_exec_common(const struct cmd_entry *e, int report, int argc, char **argv)
 	st.repeat = 1;
 	st.figures_fd = -1;
 	st.procs.inherit = 1;
-	st.procs.child_timeout = 2;
+	st.procs.child_timeout = CMD_CHILD_TIMEOUT;
 	stat_parse_options(&st, e, argc, argv);
 	script_argv_init(&st.script, e, argc, argv);
 	if (st.output != NULL && strcmp(st.output, "-") == 0)

@@ -12,6 +12,19 @@
 #include <getopt.h>
 #include <stdio.h>
 
+/* A number as a string literal, for help text: CMD_STR(2) is "2". */
+#define CMD_STR_(x) #x
+#define CMD_STR(x) CMD_STR_(x)
+
+/* The signal "rperf snapshot" sends and "rperf record" listens to, as an
+ * offset from SIGRTMIN (which is not a compile-time constant). */
+#define CMD_CONTROL_SIGNAL_OFFSET 9
+#define CMD_CONTROL_SIGNAL_TEXT "SIGRTMIN+" CMD_STR(CMD_CONTROL_SIGNAL_OFFSET)
+
+/* How long a script command waits at exit for children still running,
+ * in seconds (--child-timeout). */
+#define CMD_CHILD_TIMEOUT 2
+
 /* Exit statuses of the commands that do not pass a script's through. */
 #define RPERF_EXIT_OK		0
 #define RPERF_EXIT_FAILURE	1

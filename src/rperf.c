@@ -83,8 +83,8 @@ rperf_help(int argc, char **argv)
 	} else {
 		e = cmd_find(argv[1]);
 		if (e == NULL) {
-			fprintf(stderr, "rperf: no such command '%s'\n"
-			    "Try 'rperf --help' for the list of commands.\n", argv[1]);
+			error_print("no such command '%s'", argv[1]);
+			fprintf(stderr, "Try 'rperf --help' for the list of commands.\n");
 			return RPERF_EXIT_USAGE;
 		}
 		snprintf(page, sizeof page, "rperf-%s", e->name);
@@ -107,8 +107,7 @@ rperf_finish_stdout(int status)
 {
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		if (errno != EPIPE)
-			fprintf(stderr, "rperf: cannot write standard output: %s\n",
-			    strerror(errno));
+			error_print("cannot write standard output: %s", strerror(errno));
 		return status == 0 ? RPERF_EXIT_FAILURE : status;
 	}
 	return status;
@@ -170,14 +169,14 @@ main(int argc, char **argv)
 	if (strcmp(name, "help") == 0)
 		return rperf_finish_stdout(rperf_help(argc - 1, argv + 1));
 	if (name[0] == '-') {
-		fprintf(stderr, "rperf: unknown option '%s'\n"
-		    "Try 'rperf --help' for more information.\n", name);
+		error_print("unknown option '%s'", name);
+		fprintf(stderr, "Try 'rperf --help' for more information.\n");
 		return RPERF_EXIT_USAGE;
 	}
 	e = cmd_find(name);
 	if (e == NULL) {
-		fprintf(stderr, "rperf: '%s' is not an rperf command\n"
-		    "Try 'rperf --help' for the list of commands.\n", name);
+		error_print("'%s' is not an rperf command", name);
+		fprintf(stderr, "Try 'rperf --help' for the list of commands.\n");
 		return RPERF_EXIT_USAGE;
 	}
 	snprintf(rperf_prefix, sizeof rperf_prefix, "rperf %s", e->name);

@@ -295,7 +295,7 @@ session_collect(const struct session *s, struct profile *out, double timeout_s,
 		free(name);
 		free(shown);
 		if (p == NULL || profile_merge(out, p, "pid", found[i]) != 0) {
-			fprintf(stderr, "rperf: the profile of process %ld is unusable: %s\n",
+			error_print("the profile of process %ld is unusable: %s",
 			    found[i], p == NULL ? err : "different sample types");
 			xgrow((void **)&missing, &capm, nmissing + 1, sizeof *missing);
 			missing[nmissing++] = found[i];
@@ -314,8 +314,8 @@ session_collect(const struct session *s, struct profile *out, double timeout_s,
 		    "it could save its profile)", missing[i]);
 		profile_add_comment(out, c);
 		free(c);
-		fprintf(stderr, "rperf: no profile from process %ld (still running "
-		    "or killed)\n", missing[i]);
+		error_print("no profile from process %ld (still running or killed)",
+		    missing[i]);
 	}
 	free(found);
 	free(missing);

@@ -18,6 +18,7 @@
 #include <ruby.h>
 #include <ruby/version.h>
 
+#include "error.h"
 #include "formats.h"
 #include "vm.h"
 #include "xmalloc.h"
@@ -169,7 +170,7 @@ vm_end_proc(VALUE arg)
 	errinfo = rb_errinfo();
 	rb_protect(vm_finish_body, Qnil, &state);
 	if (state != 0) {
-		fprintf(stderr, "rperf: internal error while saving the profile\n");
+		error_print("internal error while saving the profile");
 		st->finish_failed = 1;
 	}
 	rb_set_errinfo(errinfo);

@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "error.h"
 #include "xmalloc.h"
 
 /* Report and leave: nothing sensible can follow an allocation failure. */
 static void
 xmalloc_die(size_t n)
 {
-	fprintf(stderr, "rperf: out of memory allocating %zu bytes\n", n);
-	exit(1);
+	error_die(1, "out of memory allocating %zu bytes", n);
 }
 
 /* malloc that never returns NULL. */

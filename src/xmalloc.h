@@ -1,8 +1,14 @@
 /*
  * xmalloc.h: allocation that never returns NULL.  rperf cannot do anything
  * useful without memory, so running out prints one line and exits 1; callers
- * stay free of NULL checks.  Not for signal handlers or code that runs
- * without the GVL inside the profiled process: those must not allocate.
+ * stay free of NULL checks.
+ *
+ * Inside the profiled process it may be called wherever libc's malloc
+ * may: in code holding the GVL, in the GC event hooks (this is plain
+ * malloc, never Ruby's GC-aware allocator, which must not run inside GC:
+ * see the #undef below), and in the sampler's worker thread, which holds
+ * no Ruby lock and calls no Ruby API.  Never in a signal handler, where
+ * malloc is not async-signal-safe.
  */
 #ifndef RPERF_XMALLOC_H
 #define RPERF_XMALLOC_H
