@@ -46,6 +46,18 @@ test_expect_success() {
 	fi
 }
 
+# For files that check many items in loops rather than as separate
+# snippets: record one item that passed, or one that failed (with MESSAGE).
+test_pass() {
+	test_count=$((test_count + 1))
+	echo "ok $test_count - $1"
+}
+test_fail() {
+	test_count=$((test_count + 1))
+	test_failed=$((test_failed + 1))
+	echo "not ok $test_count - $1"
+}
+
 # Skip one test with a reason.
 test_skip() {
 	test_count=$((test_count + 1))

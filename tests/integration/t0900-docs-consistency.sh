@@ -8,28 +8,18 @@
 #
 # The first two are printed from the same options table, so a difference
 # there is a bug in cmd.c; the man pages are written by hand, and this is
-# what keeps them honest.  Standalone on purpose: plain sh, no test-lib.
-#
-# Environment: RPERF (the binary), TEST_SRCDIR (tests/ of the source tree).
-# Exit status: 0 when everything agrees, 1 otherwise.
-
-: "${RPERF:?RPERF must name the rperf binary}"
-: "${TEST_SRCDIR:?TEST_SRCDIR must name the tests directory}"
-LC_ALL=C
-export LC_ALL
+# what keeps them honest.
+. "$TEST_SRCDIR/test-lib.sh"
 RPERF_NO_MAN=1
 export RPERF_NO_MAN
 
 mandir=$TEST_SRCDIR/../man
+tmp=$TRASH
 failed=0
 fail() {
-	printf 'FAIL: %s\n' "$*"
+	test_fail "$*"
 	failed=1
 }
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t0900.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
 
 # Render a man page as plain text (no overstriking) to stdout.
 if command -v mandoc >/dev/null 2>&1; then
@@ -47,8 +37,8 @@ flag_words() {
 	tr ', ' '\n\n' | sed -n 's/^\(--*[A-Za-z0-9][A-Za-z0-9-]*\).*/\1/p'
 }
 
-cmds=$("$RPERF" --list-cmds) || { echo "FAIL: rperf --list-cmds failed"; exit 1; }
-[ -n "$cmds" ] || { echo "FAIL: rperf --list-cmds printed nothing"; exit 1; }
+cmds=$("$RPERF" --list-cmds) || { test_fail "rperf --list-cmds failed"; test_done; }
+[ -n "$cmds" ] || { test_fail "rperf --list-cmds printed nothing"; test_done; }
 
 if ! have_render; then
 	echo "# neither mandoc nor groff: man page contents not checked"
@@ -56,6 +46,7 @@ fi
 
 for cmd in $cmds; do
 	[ "$cmd" = help ] && continue
+	failed=0
 	page=$mandir/rperf-$cmd.1
 	d=$tmp/$cmd
 	mkdir -p "$d"
@@ -143,7 +134,7 @@ for cmd in $cmds; do
 			fail "$cmd: flag $f is missing from $where"
 		done
 	done <"$d/all.flags"
-	[ "$failed" -eq 0 ] && echo "ok - $cmd: $(wc -l <"$d/all.flags" | tr -d ' ') flags agree"
+	[ "$failed" -eq 0 ] && test_pass "$cmd: $(wc -l <"$d/all.flags" | tr -d ' ') flags agree"
 done
 
 # No stray page for a command that does not exist.
@@ -158,7 +149,7 @@ done
 # The pages must lint clean.
 if command -v mandoc >/dev/null 2>&1; then
 	if mandoc -Tlint -W warning "$mandir"/*.1 >"$tmp/lint" 2>&1; then
-		echo "ok - mandoc -Tlint -W warning is clean"
+		test_pass "mandoc -Tlint -W warning is clean"
 	else
 		fail "mandoc -Tlint -W warning reports problems:"
 		sed 's/^/    /' "$tmp/lint"
@@ -167,4 +158,4 @@ else
 	echo "# skip: mandoc is not installed, pages not linted"
 fi
 
-exit "$failed"
+test_done

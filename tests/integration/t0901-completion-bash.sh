@@ -5,31 +5,17 @@
 # rperf's flags once the script has been typed.  It runs once with
 # bash-completion loaded (when installed) and once without, since the
 # script has a fallback for each of _init_completion and _filedir.
-# Standalone on purpose: plain sh, no test-lib.
 #
-# Environment: RPERF (the binary), TEST_SRCDIR (tests/ of the source tree).
 # Exit status: 0 on success, 1 on failure, 77 when bash is not installed.
-
-: "${RPERF:?RPERF must name the rperf binary}"
-: "${TEST_SRCDIR:?TEST_SRCDIR must name the tests directory}"
-LC_ALL=C
-export LC_ALL
+. "$TEST_SRCDIR/test-lib.sh"
 
 if ! command -v bash >/dev/null 2>&1; then
-	echo "# skip: bash is not installed"
-	exit 77
+	skip_all "bash is not installed"
 fi
 
-script=$(cd "$TEST_SRCDIR/.." && pwd)/completions/rperf
-[ -f "$script" ] || { echo "FAIL: no $script"; exit 1; }
-case $RPERF in
-/*) rperf=$RPERF ;;
-*) rperf=$(pwd)/$RPERF ;;
-esac
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t0901.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
+script=$TEST_SRCDIR/../completions/rperf
+rperf=$RPERF
+tmp=$TRASH
 
 # The completion calls "rperf" by name: put the binary under test first.
 mkdir "$tmp/bin" "$tmp/work" "$tmp/work/lib" || exit 1
@@ -109,13 +95,28 @@ expect 'rperf diff --format ' 'svg text'
 exit $failed
 EOF
 
-failed=0
+# Each line the driver prints ("ok - ..." or "FAIL: ...") is one test.
+drive() {
+	PATH="$tmp/bin:$PATH" bash --norc --noprofile "$tmp/drive.bash" "$script" "$@" \
+	    >"$tmp/drive.out" 2>&1
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok - "*) test_pass "${line#ok - }" ;;
+		"FAIL: "*) test_fail "${line#FAIL: }" ;;
+		*) echo "# $line" ;;
+		esac
+	done <"$tmp/drive.out"
+	[ "$rc" -eq 0 ] || [ "$test_failed" -gt 0 ] ||
+		test_fail "the driver exited $rc"
+}
+
 cd "$tmp/work" || exit 1
 bc=/usr/share/bash-completion/bash_completion
 if [ -f "$bc" ]; then
-	PATH="$tmp/bin:$PATH" bash --norc --noprofile "$tmp/drive.bash" "$script" "$bc" || failed=1
+	drive "$bc"
 else
 	echo "# bash-completion is not installed: only the fallback is tested"
 fi
-PATH="$tmp/bin:$PATH" bash --norc --noprofile "$tmp/drive.bash" "$script" || failed=1
-exit "$failed"
+drive
+test_done

@@ -9,38 +9,22 @@
 # (zsh/zpty), TAB must really complete "rperf record --mo".  Each line
 # typed there is followed by a marker command, and the output is read up
 # to the marker, so the check waits for zsh, not for a fixed time.
-# Standalone on purpose: plain sh, no test-lib.
 #
-# Environment: RPERF (the binary), TEST_SRCDIR (tests/ of the source tree).
 # Exit status: 0 on success, 1 on failure, 77 when neither fish nor zsh
 # is installed.  A missing shell skips its part with a message.
+. "$TEST_SRCDIR/test-lib.sh"
 
-: "${RPERF:?RPERF must name the rperf binary}"
-: "${TEST_SRCDIR:?TEST_SRCDIR must name the tests directory}"
-LC_ALL=C
-export LC_ALL
-
-compdir=$(cd "$TEST_SRCDIR/.." && pwd)/completions
-case $RPERF in
-/*) rperf=$RPERF ;;
-*) rperf=$(pwd)/$RPERF ;;
-esac
-
-failed=0
+compdir=$TEST_SRCDIR/../completions
+rperf=$RPERF
 fail() {
-	printf 'FAIL: %s\n' "$*"
-	failed=1
+	test_fail "$*"
 }
 
 if ! command -v fish >/dev/null 2>&1 && ! command -v zsh >/dev/null 2>&1; then
-	echo "# skip: neither fish nor zsh is installed"
-	exit 77
+	skip_all "neither fish nor zsh is installed"
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/t0902.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-trap 'exit 1' HUP INT TERM
-
+tmp=$TRASH
 mkdir "$tmp/bin" "$tmp/work" "$tmp/work/lib" "$tmp/home" || exit 1
 ln -s "$rperf" "$tmp/bin/rperf" || exit 1
 : >"$tmp/work/app.rb"
@@ -71,7 +55,7 @@ fish_expect() {
 	if [ -s "$tmp/fish.err" ]; then
 		fail "fish [$1]: errors: $(cat "$tmp/fish.err")"
 	elif [ "$got" = "$2" ]; then
-		echo "ok - fish [$1] -> [$2]"
+		test_pass "fish [$1] -> [$2]"
 	else
 		fail "fish [$1] completed to [$got], wanted [$2]"
 	fi
@@ -82,7 +66,7 @@ fish_expect_not() {
 	got=$(fish_complete "$1")
 	case " $got " in
 	*" $2 "*) fail "fish [$1] offered $2 among [$got]" ;;
-	*) echo "ok - fish [$1] does not offer $2" ;;
+	*) test_pass "fish [$1] does not offer $2" ;;
 	esac
 }
 
@@ -122,7 +106,7 @@ if command -v zsh >/dev/null 2>&1; then
 	elif [ "$(cat "$tmp/zsh.out")" != "rperf=_rperf" ]; then
 		fail "zsh: compinit did not register _rperf for rperf: $(cat "$tmp/zsh.out")"
 	else
-		echo "ok - zsh: _rperf loads and is registered for rperf"
+		test_pass "zsh: _rperf loads and is registered for rperf"
 	fi
 
 	# Completing: type LINE, TAB, then kill the line and run a marker
@@ -173,29 +157,29 @@ EOF
 			    "$tmp/zpty.out"
 		}
 		if after 'rperf record --mo' | grep -q 'rperf record --mode='; then
-			echo "ok - zsh [rperf record --mo] -> --mode="
+			test_pass "zsh [rperf record --mo] -> --mode="
 		else
 			fail "zsh [rperf record --mo] did not complete to --mode=: $(after 'rperf record --mo')"
 		fi
 		if after 'rperf record x.rb --mo' | grep -q -e '--mode'; then
 			fail "zsh [rperf record x.rb --mo] offered --mode: $(after 'rperf record x.rb --mo')"
 		else
-			echo "ok - zsh [rperf record x.rb --mo] does not offer --mode"
+			test_pass "zsh [rperf record x.rb --mo] does not offer --mode"
 		fi
 		if after 'rperf record -I lib --mo' | grep -q -e '--mode'; then
 			fail "zsh [rperf record -I lib --mo] offered --mode: $(after 'rperf record -I lib --mo')"
 		else
-			echo "ok - zsh [rperf record -I lib --mo] does not offer --mode"
+			test_pass "zsh [rperf record -I lib --mo] does not offer --mode"
 		fi
 		if after 'rperf rec' | grep -q 'rperf record'; then
-			echo "ok - zsh [rperf rec] -> record"
+			test_pass "zsh [rperf rec] -> record"
 		else
 			fail "zsh [rperf rec] did not complete to record: $(after 'rperf rec')"
 		fi
 		# Profiles by the extensions the program lists: of cpu.pb.gz
 		# and cpu.svg only the profile is offered, so "cp" completes.
 		if after 'rperf report cp' | grep -q 'rperf report cpu\.pb\.gz'; then
-			echo "ok - zsh [rperf report cp] -> cpu.pb.gz"
+			test_pass "zsh [rperf report cp] -> cpu.pb.gz"
 		else
 			fail "zsh [rperf report cp] did not complete to cpu.pb.gz: $(after 'rperf report cp')"
 		fi
@@ -208,4 +192,4 @@ else
 	echo "# skip: zsh is not installed"
 fi
 
-exit "$failed"
+test_done

@@ -424,18 +424,11 @@ int
 main(void)
 {
 	struct cpuclock c;
-	SRunner *sr;
-	int failed;
 
 	cpuclock_open(&c);
 	printf("cpuclock: %s (%s)\n", cpuclock_kind_name(&c),
 	    cpuclock_fast(&c) ? "no system call on the fast path" :
 	    "clock_gettime every read");
 	cpuclock_close(&c);
-
-	sr = srunner_create(cpuclock_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tu_run(cpuclock_suite());
 }
