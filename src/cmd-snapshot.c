@@ -26,25 +26,25 @@
 #include "error.h"
 
 enum {
-	SNAPSHOT_OPT_CONTROL_SIGNAL = 256,
+	CMD_SNAPSHOT_OPT_CONTROL_SIGNAL = 256,
 };
 
-static const struct cmd_option snapshot_options[] = {
+static const struct cmd_option cmd_snapshot_options[] = {
 	{ "control-signal", 0, 0, required_argument, "N",
 	  "the signal record was told to listen to (default " CMD_CONTROL_SIGNAL_TEXT ")",
-	  "@number", SNAPSHOT_OPT_CONTROL_SIGNAL },
+	  "@number", CMD_SNAPSHOT_OPT_CONTROL_SIGNAL },
 	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0 }
 };
 
 /* What /proc/PID/status says about a process. */
-struct snapshot_status {
+struct cmd_snapshot_status {
 	unsigned long uid[3];	/* real, effective, saved */
 	unsigned long long sigcgt;	/* caught signals, bit N-1 for N */
 };
 
 /* Read /proc/PID/status into ST; 0, or -1 with errno set. */
 static int
-snapshot_read_status(long pid, struct snapshot_status *st)
+cmd_snapshot_read_status(long pid, struct cmd_snapshot_status *st)
 {
 	char path[64], line[256];
 	int have_uid = 0, have_cgt = 0;
@@ -70,10 +70,10 @@ snapshot_read_status(long pid, struct snapshot_status *st)
 
 /* Whether process PID may be sent SIG; if not, why, in WHY. */
 static int
-snapshot_may_signal(long pid, int sig, char *why, size_t len)
+cmd_snapshot_may_signal(long pid, int sig, char *why, size_t len)
 {
 	char link[64], target[PATH_MAX];
-	struct snapshot_status st;
+	struct cmd_snapshot_status st;
 	const char *base;
 	uid_t me = getuid();
 	ssize_t n;
@@ -83,7 +83,7 @@ snapshot_may_signal(long pid, int sig, char *why, size_t len)
 		error_set(why, len, "refusing to signal process 1 (init)");
 		return 0;
 	}
-	if (snapshot_read_status(pid, &st) != 0) {
+	if (cmd_snapshot_read_status(pid, &st) != 0) {
 		if (errno == ENOENT)
 			error_set(why, len, "no process %ld", pid);
 		else
@@ -122,7 +122,7 @@ snapshot_may_signal(long pid, int sig, char *why, size_t len)
 
 /* Open a pidfd for PID: -1 with errno set (ENOSYS where there is none). */
 static int
-snapshot_pidfd_open(long pid)
+cmd_snapshot_pidfd_open(long pid)
 {
 #ifdef SYS_pidfd_open
 	return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
@@ -134,7 +134,7 @@ snapshot_pidfd_open(long pid)
 
 /* Send SIG through PIDFD, or to PID by number where pidfds are missing. */
 static int
-snapshot_send(int pidfd, long pid, int sig)
+cmd_snapshot_send(int pidfd, long pid, int sig)
 {
 #ifdef SYS_pidfd_send_signal
 	if (pidfd >= 0)
@@ -145,7 +145,7 @@ snapshot_send(int pidfd, long pid, int sig)
 
 /* "rperf snapshot [--control-signal N] PID...". */
 static int
-snapshot_exec(int argc, char **argv)
+cmd_snapshot_exec(int argc, char **argv)
 {
 	const struct cmd_entry *e = &cmd_snapshot_entry;
 	struct cmd_getopt g;
@@ -155,7 +155,7 @@ snapshot_exec(int argc, char **argv)
 
 	cmd_getopt_init(&g, e);
 	while ((c = cmd_getopt(&g, argc, argv)) != -1) {
-		if (c == SNAPSHOT_OPT_CONTROL_SIGNAL) {
+		if (c == CMD_SNAPSHOT_OPT_CONTROL_SIGNAL) {
 			if (cmd_parse_long(optarg, SIGRTMIN, SIGRTMAX, &v) != 0)
 				cmd_usage_error(e, "invalid control signal '%s' (expected %d to %d)",
 				    optarg, SIGRTMIN, SIGRTMAX);
@@ -173,14 +173,14 @@ snapshot_exec(int argc, char **argv)
 		cmd_parse_long(argv[i], 1, INT_MAX, &v);
 		/* Pin the process first: if it dies and its pid is reused
 		 * while we look at /proc, the signal fails with ESRCH. */
-		pidfd = snapshot_pidfd_open(v);
+		pidfd = cmd_snapshot_pidfd_open(v);
 		if (pidfd == -1 && errno == ESRCH) {
 			error_print("no process %ld", v);
 			rc = RPERF_EXIT_FAILURE;
-		} else if (!snapshot_may_signal(v, sig, why, sizeof why)) {
+		} else if (!cmd_snapshot_may_signal(v, sig, why, sizeof why)) {
 			error_print("%s", why);
 			rc = RPERF_EXIT_FAILURE;
-		} else if (snapshot_send(pidfd, v, sig) != 0) {
+		} else if (cmd_snapshot_send(pidfd, v, sig) != 0) {
 			if (errno == ESRCH)
 				error_print("no process %ld", v);
 			else
@@ -197,7 +197,7 @@ const struct cmd_entry cmd_snapshot_entry = {
 	.name = "snapshot",
 	.usage = "[options] PID...",
 	.summary = "ask a process under rperf record to save its profile so far",
-	.options = snapshot_options,
+	.options = cmd_snapshot_options,
 	.operands = "@pid",
-	.exec = snapshot_exec,
+	.exec = cmd_snapshot_exec,
 };
