@@ -30,51 +30,55 @@ golden_run() {
 	golden_check out "$_name"
 }
 
+# The inputs are copied here and named relatively, since names given on
+# the command line appear in some outputs (diff headers, titles).
+cp "$GOLDEN"/wall.pb.gz "$GOLDEN"/cpu.pb.gz "$GOLDEN"/cpu2.pb.gz . || exit 1
+
 test_expect_success 'text report, default tables' '
-	golden_run report-wall.txt report "$GOLDEN/wall.pb.gz" &&
-	golden_run report-cpu.txt report "$GOLDEN/cpu.pb.gz"
+	golden_run report-wall.txt report wall.pb.gz &&
+	golden_run report-cpu.txt report cpu.pb.gz
 '
 
 test_expect_success 'text report, sorted by cumulative time, top 8' '
-	golden_run report-cum-top8.txt report --sort cum --top 8 "$GOLDEN/wall.pb.gz"
+	golden_run report-cum-top8.txt report --sort cum --top 8 wall.pb.gz
 '
 
 test_expect_success 'call tree with a minimum percent' '
-	golden_run report-tree.txt report --tree --min-percent 0.5 "$GOLDEN/wall.pb.gz"
+	golden_run report-tree.txt report --tree --min-percent 0.5 wall.pb.gz
 '
 
 test_expect_success 'filters: focus, ignore, tags, thread' '
-	golden_run report-focus.txt report --focus "Parser#" --ignore sum "$GOLDEN/wall.pb.gz" &&
-	golden_run report-tag.txt report --tagfocus "endpoint=GET /users/:id" "$GOLDEN/cpu.pb.gz" &&
-	golden_run report-tagignore.txt report --tagignore "endpoint=POST /jobs" "$GOLDEN/cpu.pb.gz" &&
-	golden_run report-thread.txt report --thread worker "$GOLDEN/wall.pb.gz"
+	golden_run report-focus.txt report --focus "Parser#" --ignore sum wall.pb.gz &&
+	golden_run report-tag.txt report --tagfocus "endpoint=GET /users/:id" cpu.pb.gz &&
+	golden_run report-tagignore.txt report --tagignore "endpoint=POST /jobs" cpu.pb.gz &&
+	golden_run report-thread.txt report --thread worker wall.pb.gz
 '
 
 test_expect_success 'folded output, and folded read back' '
-	golden_run wall.folded report --format folded "$GOLDEN/wall.pb.gz" &&
-	"$RPERF" report -o cpu.folded "$GOLDEN/cpu.pb.gz" &&
+	golden_run wall.folded report --format folded wall.pb.gz &&
+	"$RPERF" report -o cpu.folded cpu.pb.gz &&
 	golden_check cpu.folded cpu.folded &&
 	golden_run report-from-folded.txt report cpu.folded
 '
 
 test_expect_success 'pprof conversion is byte-stable' '
-	"$RPERF" report -o conv.pb.gz "$GOLDEN/wall.pb.gz" &&
+	"$RPERF" report -o conv.pb.gz wall.pb.gz &&
 	golden_check conv.pb.gz wall-converted.pb.gz &&
 	"$RPERF" report --format pprof -o conv2.pprof cpu.folded &&
 	golden_check conv2.pprof cpu-from-folded.pprof
 '
 
 test_expect_success 'flame graph SVG' '
-	"$RPERF" report -o flame.svg "$GOLDEN/wall.pb.gz" &&
+	"$RPERF" report -o flame.svg wall.pb.gz &&
 	golden_check flame.svg flame-wall.svg &&
-	golden_run flame-cpu.svg report --format svg --focus Parser "$GOLDEN/cpu.pb.gz"
+	golden_run flame-cpu.svg report --format svg --focus Parser cpu.pb.gz
 '
 
 test_expect_success 'diff: text, normalised, filtered, SVG' '
-	golden_run diff.txt diff "$GOLDEN/cpu.pb.gz" "$GOLDEN/cpu2.pb.gz" &&
-	golden_run diff-normalize.txt diff --normalize --top 10 "$GOLDEN/cpu.pb.gz" "$GOLDEN/cpu2.pb.gz" &&
-	golden_run diff-focus.txt diff --focus Parser --thread 1 "$GOLDEN/cpu.pb.gz" "$GOLDEN/cpu2.pb.gz" &&
-	"$RPERF" diff -o diff.svg "$GOLDEN/cpu.pb.gz" "$GOLDEN/cpu2.pb.gz" &&
+	golden_run diff.txt diff cpu.pb.gz cpu2.pb.gz &&
+	golden_run diff-normalize.txt diff --normalize --top 10 cpu.pb.gz cpu2.pb.gz &&
+	golden_run diff-focus.txt diff --focus Parser --thread 1 cpu.pb.gz cpu2.pb.gz &&
+	"$RPERF" diff -o diff.svg cpu.pb.gz cpu2.pb.gz &&
 	golden_check diff.svg diff.svg
 '
 
