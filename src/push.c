@@ -44,6 +44,7 @@
 #include "pprof.h"
 #include "push.h"
 #include "secret.h"
+#include "util.h"
 #include "xmalloc.h"
 
 #define PUSH_SPOOL_MAGIC "rperf-spool 1\n"
@@ -165,16 +166,6 @@ push_curl_init(void)
 		return;
 	}
 	push_curl.ok = 1;
-}
-
-/* CLOCK_MONOTONIC in ns. */
-static int64_t
-push_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* Free a NULL-terminated-free vector of N strings. */
@@ -303,6 +294,17 @@ push_tchar(int c)
 	    (c >= '0' && c <= '9') || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
+/* 0 when S may be sent as a header value: no control characters. */
+static int
+push_check_header_value_ok(const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (((unsigned char)*s < ' ' && *s != '\t') || *s == 0x7f)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * A header "Name: value".  The value may be a secret, so no message
  * shows it; the name is shown only once it is known to be one.
@@ -323,12 +325,10 @@ push_check_header(const char *header, char *err, size_t errlen)
 		error_set(err, errlen, "invalid header (expected 'Name: value')");
 		return -1;
 	}
-	for (s = colon + 1; *s != '\0'; s++) {
-		if (((unsigned char)*s < ' ' && *s != '\t') || *s == 0x7f) {
-			error_set(err, errlen, "invalid header '%.*s' (its value "
-			    "has a control character)", (int)nlen, header);
-			return -1;
-		}
+	if (push_check_header_value_ok(colon + 1) != 0) {
+		error_set(err, errlen, "invalid header '%.*s' (its value "
+		    "has a control character)", (int)nlen, header);
+		return -1;
 	}
 	for (i = 0; own[i] != NULL; i++) {
 		if (strlen(own[i]) == nlen && strncasecmp(header, own[i], nlen) == 0) {
@@ -532,7 +532,7 @@ push_url_encode(const char *s)
 static long long
 push_seconds(int64_t ns)
 {
-	return (long long)(ns / 1000000000);
+	return (long long)(ns / UTIL_NS_PER_SEC);
 }
 
 /* name=APP.MODE{k=v,...}&from=S&until=S&format=pprof&sampleRate=HZ&spyName=rperf */
@@ -592,7 +592,7 @@ push_boundary(char *buf, const uint8_t *data, size_t len)
 
 	do {
 		if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) {
-			unsigned seed = (unsigned)push_mono_ns() ^ (unsigned)getpid();
+			unsigned seed = (unsigned)util_mono_ns() ^ (unsigned)getpid();
 
 			for (i = 0; i < sizeof r; i++)
 				r[i] = (unsigned char)rand_r(&seed);
@@ -727,7 +727,7 @@ push_on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow,
 
 	if (atomic_load(&p->aborting))
 		return 1;
-	return p->deadline_ns != 0 && push_mono_ns() > p->deadline_ns;
+	return p->deadline_ns != 0 && util_mono_ns() > p->deadline_ns;
 }
 
 /* The usual reason phrase of STATUS, for replies without one (HTTP/2). */
@@ -953,18 +953,6 @@ push_queue_release(struct push_queue *q)
 
 /* --- the uploader --- */
 
-/* 0 when S may be sent as a header value: no control characters. */
-static int
-push_check_header_value_ok(const char *s)
-{
-	for (; *s != '\0'; s++) {
-		if (((unsigned char)*s < ' ' && *s != '\t') || *s == 0x7f)
-			return -1;
-	}
-	return 0;
-}
-
-
 /* Validate C and copy it into a new push, without a thread. */
 struct push *
 push_open(const struct push_config *c, char *err, size_t errlen)
@@ -1038,7 +1026,7 @@ push_open(const struct push_config *c, char *err, size_t errlen)
 		error_set(err, errlen, "cannot start libcurl");
 		goto fail;
 	}
-	p->seed = (unsigned)push_mono_ns() ^ (unsigned)getpid();
+	p->seed = (unsigned)util_mono_ns() ^ (unsigned)getpid();
 	push_queue_init(&p->queue, p->queue_max);
 	push_queue_init(&p->spill, p->queue_max);
 	return p;
@@ -1087,7 +1075,7 @@ push_display_url(const struct push *p)
 void
 push_set_deadline(struct push *p, double seconds)
 {
-	p->deadline_ns = seconds > 0 ? push_mono_ns() +
+	p->deadline_ns = seconds > 0 ? util_mono_ns() +
 	    (int64_t)(seconds * 1e9) : 0;
 }
 
@@ -1096,10 +1084,10 @@ static struct timespec
 push_abstime(int64_t ns)
 {
 	struct timespec ts;
-	int64_t t = push_mono_ns() + (ns > 0 ? ns : 0);
+	int64_t t = util_mono_ns() + (ns > 0 ? ns : 0);
 
-	ts.tv_sec = (time_t)(t / 1000000000);
-	ts.tv_nsec = (long)(t % 1000000000);
+	ts.tv_sec = (time_t)(t / UTIL_NS_PER_SEC);
+	ts.tv_nsec = (long)(t % UTIL_NS_PER_SEC);
 	return ts;
 }
 
@@ -1346,7 +1334,6 @@ push_enqueue(struct push *p, const struct profile *prof, int64_t from_ns,
 {
 	struct push_interval *iv, *old;
 	char err[256];
-	size_t i;
 
 	iv = xcalloc(1, sizeof *iv);
 	iv->data = push_encode(prof, &iv->len, err, sizeof err);
@@ -1360,9 +1347,8 @@ push_enqueue(struct push *p, const struct profile *prof, int64_t from_ns,
 	}
 	iv->app_name = xstrdup(p->defaults.app_name);
 	iv->mode = xstrdup(p->defaults.mode);
-	iv->tags = xcalloc(p->defaults.ntags ? p->defaults.ntags : 1, sizeof *iv->tags);
-	for (i = 0; i < p->defaults.ntags; i++)
-		iv->tags[i] = xstrdup(p->defaults.tags[i]);
+	iv->tags = push_dup_strv((const char *const *)p->defaults.tags,
+	    p->defaults.ntags);
 	iv->ntags = p->defaults.ntags;
 	iv->from_ns = from_ns;
 	iv->until_ns = until_ns < from_ns ? from_ns : until_ns;
@@ -1554,25 +1540,6 @@ push_mkdirs(const char *dir, char *err, size_t errlen)
 	return rc;
 }
 
-/* Write all LEN bytes of BUF to FD. */
-static int
-push_write_all(int fd, const void *buf, size_t len)
-{
-	const char *s = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, s, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		s += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The header lines of IV's spool file; their length in *HLEN. */
 static char *
 push_spool_header(const struct push_interval *iv, size_t *hlen)
@@ -1654,8 +1621,8 @@ push_spool_write(const char *dir, const struct push_interval *iv,
 	tmp = xasprintf("%s/.%s.tmp", dir, name);
 	free(name);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 || push_write_all(fd, head, hlen) != 0 ||
-	    push_write_all(fd, iv->data, iv->len) != 0 || fsync(fd) != 0 ||
+	if (fd < 0 || util_write_all(fd, head, hlen) != 0 ||
+	    util_write_all(fd, iv->data, iv->len) != 0 || fsync(fd) != 0 ||
 	    close(fd) != 0 || (fd = -1, rename(tmp, final) != 0)) {
 		saved = errno;
 		error_set(err, errlen, "cannot write '%s': %s", final,
@@ -1777,40 +1744,26 @@ push_spool_read(const char *path, struct push_interval *iv, char *err,
     size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	uint8_t *buf = NULL;
-	size_t len = 0, cap = 0;
-	int rc;
+	uint8_t *buf;
+	size_t len;
+	int rc, saved;
 
 	memset(iv, 0, sizeof *iv);
 	if (fd < 0) {
 		error_set(err, errlen, "cannot read '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	for (;;) {
-		ssize_t n;
-
-		xgrow((void **)&buf, &cap, len + 65536, 1);
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			error_set(err, errlen, "cannot read '%s': %s", path,
-			    strerror(errno));
-			close(fd);
-			free(buf);
-			return -1;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > PUSH_SPOOL_MAX) {
-			error_set(err, errlen, "'%s' is too large", path);
-			close(fd);
-			free(buf);
-			return -1;
-		}
-	}
+	rc = util_read_fd(fd, PUSH_SPOOL_MAX, NULL, &buf, &len);
+	saved = errno;
 	close(fd);
+	if (rc != 0) {
+		if (saved == EFBIG)
+			error_set(err, errlen, "'%s' is too large", path);
+		else
+			error_set(err, errlen, "cannot read '%s': %s", path,
+			    strerror(saved));
+		return -1;
+	}
 	rc = push_spool_parse(buf, len, path, iv, err, errlen);
 	free(buf);
 	return rc;
