@@ -1147,8 +1147,8 @@ push_thread(void *arg)
 			push_spill(p, iv);
 			if (atoi(err) != p->last_rejected) {
 				p->last_rejected = atoi(err);
-				fprintf(stderr, "rperf: push to '%s' failed: %s\n",
-				    p->url, err);
+				error_print("push to '%s' failed: %s", p->url,
+				    err);
 			}
 			break;
 		case PUSH_RETRY:
@@ -1156,8 +1156,8 @@ push_thread(void *arg)
 				break;
 			p->stats.failed++;
 			if (!p->retry_noted && !p->quiet)
-				fprintf(stderr, "rperf: push to '%s' failed: %s; "
-				    "retrying\n", p->url, err);
+				error_print("push to '%s' failed: %s; retrying",
+				    p->url, err);
 			p->retry_noted = 1;
 			delay = push_backoff(&base, &p->seed);
 			{
@@ -1194,15 +1194,15 @@ push_spool_one(struct push *p, const struct push_interval *iv)
 			char *at = strstr(err, p->spool_at);
 			int pre = at != NULL ? (int)(at - err) : (int)strlen(err);
 
-			fprintf(stderr, "rperf: push: could not keep an unsent "
-			    "profile: %.*s%s%s\n", pre, err,
+			error_print("push: could not keep an unsent "
+			    "profile: %.*s%s%s", pre, err,
 			    at != NULL ? p->spool_dir : "",
 			    at != NULL ? at + strlen(p->spool_at) : "");
 		}
 		return -1;
 	}
 	if (!p->spool_noted && !p->quiet)
-		fprintf(stderr, "rperf: push: saved an unsent profile to '%s/%s'\n",
+		error_print("push: saved an unsent profile to '%s/%s'",
 		    p->spool_dir, strrchr(path, '/') + 1);
 	p->spool_noted = 1;
 	free(path);
@@ -1229,8 +1229,8 @@ push_spool_keep(struct push *p, struct push_interval *iv)
 	over = p->spool_used + size > p->spool_max;
 	if (over && p->over_bytes == 0) {
 		push_format_size(p->spool_max, limit, sizeof limit);
-		fprintf(stderr, "rperf: push: the spool directory '%s' is at its "
-		    "limit of %s: dropping the unsent intervals that do not fit\n",
+		error_print("push: the spool directory '%s' is at its "
+		    "limit of %s: dropping the unsent intervals that do not fit",
 		    p->spool_dir, limit);
 	}
 	if (over) {
@@ -1338,7 +1338,7 @@ push_enqueue(struct push *p, const struct profile *prof, int64_t from_ns,
 	iv = xcalloc(1, sizeof *iv);
 	iv->data = push_encode(prof, &iv->len, err, sizeof err);
 	if (iv->data == NULL) {
-		fprintf(stderr, "rperf: push: %s\n", err);
+		error_print("push: %s", err);
 		free(iv);
 		pthread_mutex_lock(&p->lock);
 		p->stats.dropped++;
@@ -1405,18 +1405,18 @@ push_finish(struct push *p)
 		char limit[32];
 
 		push_format_size(p->spool_max, limit, sizeof limit);
-		fprintf(stderr, "rperf: push: dropped %llu unsent interval%s "
+		error_print("push: dropped %llu unsent interval%s "
 		    "(%.1f s of profile, %llu bytes) over the spool limit of %s "
-		    "of '%s'\n", (unsigned long long)p->stats.over_limit,
+		    "of '%s'", (unsigned long long)p->stats.over_limit,
 		    p->stats.over_limit == 1 ? "" : "s", p->over_ns / 1e9,
 		    (unsigned long long)p->over_bytes, limit, p->spool_dir);
 	}
 	if (p->stats.spooled > 1 && !p->quiet)
-		fprintf(stderr, "rperf: push: saved %llu unsent profiles in '%s'\n",
+		error_print("push: saved %llu unsent profiles in '%s'",
 		    (unsigned long long)p->stats.spooled, p->spool_dir);
 	if (p->spool_failed > 1)
-		fprintf(stderr, "rperf: push: could not keep %d unsent profiles "
-		    "in '%s'\n", p->spool_failed, p->spool_dir);
+		error_print("push: could not keep %d unsent profiles "
+		    "in '%s'", p->spool_failed, p->spool_dir);
 	rc = p->spool_failed ? -1 : 0;
 	push_close(p);
 	return rc;
