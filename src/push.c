@@ -42,7 +42,7 @@
 #include "error.h"
 #include "output.h"
 #include "pprof.h"
-#include "push.h"
+#include "push-int.h"
 #include "secret.h"
 #include "util.h"
 #include "xmalloc.h"

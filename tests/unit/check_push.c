@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "output.h"
-#include "push.h"
+#include "push-int.h"
 #include "testutil.h"
 
 /* A fresh empty directory for one test. */
