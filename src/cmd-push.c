@@ -4,7 +4,7 @@
  * request, retried with backoff on 5xx and connection errors until
  * --push-timeout runs out.  A spool file is deleted only after a 2xx; any
  * other profile is never deleted.  The request itself, the checks and
- * the spool format live in push.c; this file only decides, per file,
+ * the spool format live in push-*.c; this file only decides, per file,
  * what app, mode, tags and times it is sent with.  It never prints a
  * secret: the token comes from RPERF_PUSH_TOKEN, never from an option,
  * and neither it nor a header value nor the URL's password is shown.

@@ -8,7 +8,8 @@
  * gzipped pprof as the multipart/form-data field "profile".  What is not
  * sent (pushed out of a full queue or refused while the script runs, or
  * still unsent at its end) is written to a spool directory, one file per
- * interval, which "rperf push" sends later.  Plain C: no Ruby.
+ * interval, which "rperf push" sends later.  Plain C: no Ruby.  What the
+ * commands do not call is in push-int.h.
  * Secrets (the token, the password of the URL, the values of extra
  * headers) never appear in a message.
  */
@@ -26,12 +27,6 @@
 #define PUSH_DEFAULT_SAMPLE_RATE	100
 /* How many bytes of spool files the spool directory may hold. */
 #define PUSH_DEFAULT_SPOOL_MAX		((uint64_t)100 << 20)
-/* Backoff between attempts: doubling from the first to the last, jittered. */
-#define PUSH_BACKOFF_FIRST_S		0.5
-#define PUSH_BACKOFF_MAX_S		30.0
-/* Per-request limits handed to libcurl. */
-#define PUSH_CONNECT_TIMEOUT_S		10
-#define PUSH_REQUEST_TIMEOUT_S		30
 
 struct push_config {
 	const char *url;		/* base URL; "/ingest" is appended */
@@ -52,22 +47,14 @@ struct push_config {
 	int quiet;			/* no "retrying"/"spooled" notes, errors only */
 };
 
-struct push_stats {
-	uint64_t sent;		/* intervals a 2xx accepted */
-	uint64_t failed;	/* failed attempts (each retry counts) */
-	uint64_t rejected;	/* intervals refused with a 4xx, not retried */
-	uint64_t dropped;	/* intervals lost: could not be encoded */
-	uint64_t spooled;	/* intervals written to the spool directory */
-	uint64_t over_limit;	/* intervals not spooled: over spool_max */
-};
-
 struct push;
 
 /*
  * Validate C (URL scheme http or https, no query or fragment, app name,
  * mode, tag and header syntax; user info in the URL becomes basic auth,
- * and is refused together with a token) and start the upload thread.  NULL with a one-line message in ERR on a
- * bad config.  C's strings are copied.
+ * and is refused together with a token) and start the upload thread.
+ * NULL with a one-line message in ERR on a bad config.  C's strings are
+ * copied.
  */
 struct push *push_start(const struct push_config *c, char *err, size_t errlen);
 
@@ -90,10 +77,7 @@ void push_enqueue(struct push *p, const struct profile *prof, int64_t from_ns,
  */
 int push_finish(struct push *p);
 
-/* The counters so far. */
-void push_stats(const struct push *p, struct push_stats *out);
-
-/* --- the pieces, for "rperf push" and the unit tests --- */
+/* --- the pieces "rperf push" sends one file with --- */
 
 /* One interval: where it belongs and its gzipped pprof bytes. */
 struct push_interval {
@@ -136,19 +120,6 @@ int push_check_app_name(const char *name, char *err, size_t errlen);
 int push_check_mode(const char *mode, char *err, size_t errlen);
 int push_check_tag(const char *tag, char *err, size_t errlen);
 int push_check_header(const char *header, char *err, size_t errlen);
-int push_check_interval(const struct push_interval *iv, char *err,
-    size_t errlen);
-
-/* The query string of IV's request (without '?'); free() it. */
-char *push_query(const struct push_interval *iv);
-/* S with every byte but A-Z a-z 0-9 - . _ ~ percent-encoded; free() it. */
-char *push_url_encode(const char *s);
-/*
- * The multipart/form-data body carrying DATA as the field "profile",
- * with BOUNDARY (which DATA must not contain); its length in *OUTLEN.
- */
-uint8_t *push_multipart(const uint8_t *data, size_t len, const char *boundary,
-    size_t *outlen);
 
 /* Gzipped pprof of PROF in memory; NULL with ERR when encoding fails. */
 uint8_t *push_encode(const struct profile *prof, size_t *outlen, char *err,
@@ -160,20 +131,8 @@ uint8_t *push_encode(const struct profile *prof, size_t *outlen, char *err,
  */
 int push_parse_size(const char *s, uint64_t *out);
 
-/* The default spool directory; free() it. */
-char *push_default_spool_dir(void);
 /* Whether the LEN bytes at BUF start like a spool file. */
 int push_is_spool(const uint8_t *buf, size_t len);
-/*
- * Write IV to a new file in DIR (made, mode 0700, when missing), whole
- * or not at all, mode 0600.  Its path in *PATH (free() it).  Returns 0,
- * or -1 with ERR.
- */
-int push_spool_write(const char *dir, const struct push_interval *iv,
-    char **path, char *err, size_t errlen);
-/* Read a spool file into IV.  Returns 0, or -1 with ERR naming PATH. */
-int push_spool_read(const char *path, struct push_interval *iv, char *err,
-    size_t errlen);
 /* Parse LEN bytes of a spool file (NAME for errors). */
 int push_spool_parse(const uint8_t *buf, size_t len, const char *name,
     struct push_interval *iv, char *err, size_t errlen);
@@ -184,21 +143,5 @@ int push_spool_parse(const uint8_t *buf, size_t len, const char *name,
  * between a half and all of it, so that clients do not retry in step.
  */
 double push_backoff(double *base_s, unsigned *seed);
-
-/*
- * The bounded FIFO of the upload thread, exposed for tests.  put()
- * appends and returns the oldest entry it had to push out to make room
- * (the caller's to spool), or NULL; take() removes the oldest, or
- * returns NULL when empty.
- */
-struct push_queue {
-	struct push_interval **items;
-	size_t cap, head, count;
-};
-void push_queue_init(struct push_queue *q, size_t cap);
-struct push_interval *push_queue_put(struct push_queue *q,
-    struct push_interval *iv);
-struct push_interval *push_queue_take(struct push_queue *q);
-void push_queue_release(struct push_queue *q);
 
 #endif

@@ -69,7 +69,7 @@ secret_mask_urls(char *s, char fill)
 		at = NULL;
 		for (q = auth; q < end; q++) {
 			if (*q == '@')
-				at = q;	/* the last one, as push.c parses it */
+				at = q;	/* the last one, as push-config.c parses it */
 		}
 		if (at != NULL) {
 			colon = memchr(auth, ':', (size_t)(at - auth));

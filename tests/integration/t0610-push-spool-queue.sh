@@ -38,7 +38,7 @@ test_expect_success 'a server that never answers: the spool covers the whole run
 	test_grep ! "dropped" err &&
 	# one line names the first file, one at the end counts them all
 	test "$(grep -c "saved an unsent profile" err)" -eq 1 &&
-	test_grep "^rperf: push: saved $n unsent profiles in .spool.$" err
+	test_grep "^rperf record: push: saved $n unsent profiles in .spool.$" err
 '
 
 test_expect_success 'a relative --spool is where it was named, whatever the script chdirs to' '
@@ -53,7 +53,7 @@ test_expect_success 'a relative --spool is where it was named, whatever the scri
 	test "$rc" -eq 0 &&
 	test "$(ls spoolc/*.spool | wc -l)" -ge 3 &&
 	test ! -e elsewhere/spoolc &&
-	test_grep "^rperf: push: saved an unsent profile to .spoolc/[^/]+\.spool.$" err
+	test_grep "^rperf record: push: saved an unsent profile to .spoolc/[^/]+\.spool.$" err
 '
 
 test_expect_success 'with -q, spooling is silent' '
@@ -78,8 +78,8 @@ test_expect_success 'a tiny --spool-max: what does not fit is dropped, and said 
 	size=$(cat spool2/*.spool | wc -c) &&
 	echo "$size bytes spooled" &&
 	test "$size" -le 3072 && test "$size" -gt 0 &&
-	test_grep "^rperf: push: the spool directory .spool2. is at its limit of 3k: dropping" err &&
-	test_grep "^rperf: push: dropped [0-9]+ unsent intervals \([0-9.]+ s of profile, [0-9]+ bytes\) over the spool limit of 3k of .spool2.$" err &&
+	test_grep "^rperf record: push: the spool directory .spool2. is at its limit of 3k: dropping" err &&
+	test_grep "^rperf record: push: dropped [0-9]+ unsent intervals \([0-9.]+ s of profile, [0-9]+ bytes\) over the spool limit of 3k of .spool2.$" err &&
 	kept=$(ls spool2/*.spool | wc -l) &&
 	dropped=$(sed -n "s/.*dropped \([0-9]*\) unsent.*/\1/p" err) &&
 	echo "kept $kept dropped $dropped" &&
@@ -95,9 +95,9 @@ test_expect_success 'a spool directory that cannot be made: one line, a count, s
 	receiver_stop &&
 	cat err &&
 	test "$rc" -eq 1 &&
-	test_grep "^rperf: push: could not keep an unsent profile: cannot create .notadir/spool.: Not a directory$" err &&
+	test_grep "^rperf record: push: could not keep an unsent profile: cannot create .notadir/spool.: Not a directory$" err &&
 	test "$(grep -c "could not keep an unsent" err)" -eq 1 &&
-	test_grep "^rperf: push: could not keep [0-9]+ unsent profiles in .notadir/spool.$" err &&
+	test_grep "^rperf record: push: could not keep [0-9]+ unsent profiles in .notadir/spool.$" err &&
 	test_line_count 2 err
 '
 

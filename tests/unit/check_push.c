@@ -1,6 +1,7 @@
 /*
- * check_push.c: unit tests for push.c: the query (the series name with
- * its tags, URL-encoded), the multipart body, the checks of app names,
+ * check_push.c: unit tests for the uploader (src/push-*.c, reached
+ * through push-int.h): the query (the series name with its tags,
+ * URL-encoded), the multipart body, the checks of app names,
  * modes, tags, headers and URLs (and that their messages show no
  * secret), the spool file round trip, the bounded queue and the backoff,
  * and the upload thread against a closed loopback port: nothing is sent,
@@ -25,7 +26,7 @@
 #include <unistd.h>
 
 #include "output.h"
-#include "push.h"
+#include "push-int.h"
 #include "testutil.h"
 
 /* A fresh empty directory for one test. */
