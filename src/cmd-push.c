@@ -31,40 +31,40 @@
 #define PUSH_CMD_TIMEOUT_S 10.0
 
 enum {
-	PUSH_OPT_URL = 256,
-	PUSH_OPT_APP_NAME,
-	PUSH_OPT_TAG,
-	PUSH_OPT_HEADER,
-	PUSH_OPT_TENANT,
-	PUSH_OPT_INSECURE,
-	PUSH_OPT_MODE,
-	PUSH_OPT_TIMEOUT,
+	CMD_PUSH_OPT_URL = 256,
+	CMD_PUSH_OPT_APP_NAME,
+	CMD_PUSH_OPT_TAG,
+	CMD_PUSH_OPT_HEADER,
+	CMD_PUSH_OPT_TENANT,
+	CMD_PUSH_OPT_INSECURE,
+	CMD_PUSH_OPT_MODE,
+	CMD_PUSH_OPT_TIMEOUT,
 };
 
-static const struct cmd_option push_options[] = {
+static const struct cmd_option cmd_push_options[] = {
 	{ "url", 0, 0, required_argument, "URL",
-	  "the Pyroscope server (or Alloy receiver) to send to", "@text", PUSH_OPT_URL },
+	  "the Pyroscope server (or Alloy receiver) to send to", "@text", CMD_PUSH_OPT_URL },
 	{ "app-name", 0, 0, required_argument, "NAME",
-	  "the application name (default: from the file)", "@text", PUSH_OPT_APP_NAME },
+	  "the application name (default: from the file)", "@text", CMD_PUSH_OPT_APP_NAME },
 	{ "tag", 0, 0, required_argument, "KEY=VALUE",
-	  "add a label to the series (repeatable)", "@text", PUSH_OPT_TAG },
+	  "add a label to the series (repeatable)", "@text", CMD_PUSH_OPT_TAG },
 	{ "push-header", 0, 0, required_argument, "HEADER",
-	  "send the HTTP header 'Name: value' too (repeatable)", "@text", PUSH_OPT_HEADER },
+	  "send the HTTP header 'Name: value' too (repeatable)", "@text", CMD_PUSH_OPT_HEADER },
 	{ "tenant", 0, 0, required_argument, "ID",
-	  "send X-Scope-OrgID: ID", "@text", PUSH_OPT_TENANT },
+	  "send X-Scope-OrgID: ID", "@text", CMD_PUSH_OPT_TENANT },
 	{ "insecure", 0, 0, no_argument, NULL,
-	  "do not verify the server's TLS certificate", NULL, PUSH_OPT_INSECURE },
+	  "do not verify the server's TLS certificate", NULL, CMD_PUSH_OPT_INSECURE },
 	{ "mode", 0, 0, required_argument, "MODE",
-	  "cpu or wall (default: the profile's own)", "cpu wall", PUSH_OPT_MODE },
+	  "cpu or wall (default: the profile's own)", "cpu wall", CMD_PUSH_OPT_MODE },
 	{ "push-timeout", 0, 0, required_argument, "SECONDS",
-	  "keep retrying each file this long (default 10)", "@number", PUSH_OPT_TIMEOUT },
+	  "keep retrying each file this long (default 10)", "@number", CMD_PUSH_OPT_TIMEOUT },
 	{ "quiet", 'q', 0, no_argument, NULL,
 	  "print nothing for the files that were sent", NULL, 'q' },
 	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0 }
 };
 
 /* Everything one "rperf push" run needs. */
-struct push_cmd {
+struct cmd_push {
 	struct push_config c;
 	const char **tags, **headers;
 	const char *app_name, *mode;
@@ -76,7 +76,7 @@ struct push_cmd {
 
 /* Parse the command line into PC; usage errors exit 2. */
 static void
-push_cmd_parse(struct push_cmd *pc, int argc, char **argv)
+cmd_push_parse(struct cmd_push *pc, int argc, char **argv)
 {
 	const struct cmd_entry *e = &cmd_push_entry;
 	struct cmd_getopt g;
@@ -88,36 +88,36 @@ push_cmd_parse(struct push_cmd *pc, int argc, char **argv)
 	cmd_getopt_init(&g, e);
 	while ((c = cmd_getopt(&g, argc, argv)) != -1) {
 		switch (c) {
-		case PUSH_OPT_URL:
+		case CMD_PUSH_OPT_URL:
 			pc->c.url = optarg;
 			break;
-		case PUSH_OPT_APP_NAME:
+		case CMD_PUSH_OPT_APP_NAME:
 			if (push_check_app_name(optarg, err, sizeof err) != 0)
 				cmd_usage_error(e, "%s", err);
 			pc->app_name = optarg;
 			break;
-		case PUSH_OPT_TAG:
+		case CMD_PUSH_OPT_TAG:
 			if (push_check_tag(optarg, err, sizeof err) != 0)
 				cmd_usage_error(e, "%s", err);
 			pc->tags[pc->c.ntags++] = optarg;
 			break;
-		case PUSH_OPT_HEADER:
+		case CMD_PUSH_OPT_HEADER:
 			if (push_check_header(optarg, err, sizeof err) != 0)
 				cmd_usage_error(e, "%s", err);
 			pc->headers[pc->c.nheaders++] = optarg;
 			break;
-		case PUSH_OPT_TENANT:
+		case CMD_PUSH_OPT_TENANT:
 			pc->c.tenant = optarg;
 			break;
-		case PUSH_OPT_INSECURE:
+		case CMD_PUSH_OPT_INSECURE:
 			pc->c.insecure = 1;
 			break;
-		case PUSH_OPT_MODE:
+		case CMD_PUSH_OPT_MODE:
 			if (push_check_mode(optarg, err, sizeof err) != 0)
 				cmd_usage_error(e, "%s", err);
 			pc->mode = optarg;
 			break;
-		case PUSH_OPT_TIMEOUT:
+		case CMD_PUSH_OPT_TIMEOUT:
 			pc->timeout_s = strtod(optarg, &end);
 			if (*optarg == '\0' || *end != '\0' ||
 			    !(pc->timeout_s > 0 && pc->timeout_s <= 86400))
@@ -143,7 +143,7 @@ push_cmd_parse(struct push_cmd *pc, int argc, char **argv)
 
 /* Read all of PATH ("-" is stdin) into *BUF, at most PROFILE_READ_MAX. */
 static int
-push_cmd_slurp(const char *path, uint8_t **buf, size_t *len, char *err,
+cmd_push_slurp(const char *path, uint8_t **buf, size_t *len, char *err,
     size_t errlen)
 {
 	int fd = strcmp(path, "-") == 0 ? STDIN_FILENO :
@@ -169,7 +169,7 @@ push_cmd_slurp(const char *path, uint8_t **buf, size_t *len, char *err,
 
 /* The app name a file name suggests: "app.pb.gz" -> "app". */
 static char *
-push_cmd_app_from_path(const char *path)
+cmd_push_app_from_path(const char *path)
 {
 	const char *base = strrchr(path, '/');
 	char *name, *s;
@@ -192,7 +192,7 @@ push_cmd_app_from_path(const char *path)
 
 /* The sample rate of P: its "frequency" comment, else 1 s / its period. */
 static int
-push_cmd_sample_rate(const struct profile *p)
+cmd_push_sample_rate(const struct profile *p)
 {
 	const char *f = profile_comment_value(p, "frequency");
 	long v;
@@ -207,7 +207,7 @@ push_cmd_sample_rate(const struct profile *p)
 
 /* Fill IV from a plain profile read from PATH. */
 static int
-push_cmd_from_profile(struct push_cmd *pc, const char *path,
+cmd_push_from_profile(struct cmd_push *pc, const char *path,
     const uint8_t *buf, size_t len, struct push_interval *iv, char *err,
     size_t errlen)
 {
@@ -229,10 +229,10 @@ push_cmd_from_profile(struct push_cmd *pc, const char *path,
 	}
 	iv->mode = xstrdup(mode);
 	iv->app_name = pc->app_name ? xstrdup(pc->app_name) :
-	    push_cmd_app_from_path(path);
+	    cmd_push_app_from_path(path);
 	for (i = 0; i < pc->c.ntags; i++)
 		push_interval_set_tag(iv, pc->tags[i]);
-	iv->sample_rate = push_cmd_sample_rate(p);
+	iv->sample_rate = cmd_push_sample_rate(p);
 	if (p->time_nanos > 0) {
 		iv->from_ns = p->time_nanos;
 		iv->until_ns = profile_add_sat(p->time_nanos,
@@ -253,7 +253,7 @@ push_cmd_from_profile(struct push_cmd *pc, const char *path,
 
 /* Send IV, retrying until the timeout; 0 when a 2xx took it. */
 static int
-push_cmd_send(struct push_cmd *pc, const char *path,
+cmd_push_send(struct cmd_push *pc, const char *path,
     const struct push_interval *iv)
 {
 	char err[512];
@@ -281,14 +281,13 @@ push_cmd_send(struct push_cmd *pc, const char *path,
 	}
 	if (r == PUSH_SENT)
 		return 0;
-	fprintf(stderr, "rperf push: push of '%s' to '%s' failed: %s\n", path,
-	    push_display_url(pc->p), err);
+	error_print("push of '%s' to '%s' failed: %s", path, push_display_url(pc->p), err);
 	return -1;
 }
 
 /* Push one file: a spool file or a plain profile. */
 static void
-push_cmd_file(struct push_cmd *pc, const char *path)
+cmd_push_file(struct cmd_push *pc, const char *path)
 {
 	struct push_interval iv;
 	uint8_t *buf;
@@ -297,7 +296,7 @@ push_cmd_file(struct push_cmd *pc, const char *path)
 	int spool = 0, rc;
 
 	memset(&iv, 0, sizeof iv);
-	rc = push_cmd_slurp(path, &buf, &len, err, sizeof err);
+	rc = cmd_push_slurp(path, &buf, &len, err, sizeof err);
 	if (rc == 0 && push_is_spool(buf, len)) {
 		spool = strcmp(path, "-") != 0;
 		rc = push_spool_parse(buf, len, path, &iv, err, sizeof err);
@@ -312,20 +311,20 @@ push_cmd_file(struct push_cmd *pc, const char *path)
 		for (i = 0; rc == 0 && i < pc->c.ntags; i++)
 			push_interval_set_tag(&iv, pc->tags[i]);
 	} else if (rc == 0) {
-		rc = push_cmd_from_profile(pc, path, buf, len, &iv, err, sizeof err);
+		rc = cmd_push_from_profile(pc, path, buf, len, &iv, err, sizeof err);
 	}
 	free(buf);
 	if (rc != 0) {
-		fprintf(stderr, "rperf push: %s\n", err);
+		error_print("%s", err);
 		pc->failed = 1;
 		return;
 	}
-	if (push_cmd_send(pc, path, &iv) != 0) {
+	if (cmd_push_send(pc, path, &iv) != 0) {
 		pc->failed = 1;
 	} else {
 		if (spool && unlink(path) != 0) {
-			fprintf(stderr, "rperf push: sent '%s' but cannot delete it: %s\n",
-			    path, strerror(errno));
+			error_print("sent '%s' but cannot delete it: %s", path,
+			    strerror(errno));
 			pc->failed = 1;
 		}
 		if (!pc->quiet)
@@ -337,39 +336,36 @@ push_cmd_file(struct push_cmd *pc, const char *path)
 
 /* Compare two strings through pointers, for qsort. */
 static int
-push_cmd_strcmp(const void *a, const void *b)
+cmd_push_strcmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Push each "*.spool" file of the directory DIR, in name order. */
 static void
-push_cmd_dir(struct push_cmd *pc, const char *dir)
+cmd_push_dir(struct cmd_push *pc, const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
 	char **names = NULL;
-	size_t n = 0, cap = 0, i, len;
+	size_t n = 0, cap = 0, i;
 
 	if (d == NULL) {
-		fprintf(stderr, "rperf push: cannot read '%s': %s\n", dir,
-		    strerror(errno));
+		error_print("cannot read '%s': %s", dir, strerror(errno));
 		pc->failed = 1;
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {
-		len = strlen(de->d_name);
-		if (de->d_name[0] == '.' || len < 7 ||
-		    strcmp(de->d_name + len - 6, ".spool") != 0)
+		if (!push_spool_name(de->d_name))
 			continue;
 		xgrow((void **)&names, &cap, n + 1, sizeof *names);
 		names[n++] = xasprintf("%s/%s", dir, de->d_name);
 	}
 	closedir(d);
 	if (n > 0)
-		qsort(names, n, sizeof *names, push_cmd_strcmp);
+		qsort(names, n, sizeof *names, cmd_push_strcmp);
 	for (i = 0; i < n; i++) {
-		push_cmd_file(pc, names[i]);
+		cmd_push_file(pc, names[i]);
 		free(names[i]);
 	}
 	free(names);
@@ -377,16 +373,16 @@ push_cmd_dir(struct push_cmd *pc, const char *dir)
 
 /* "rperf push [options] FILE...". */
 static int
-push_cmd_exec(int argc, char **argv)
+cmd_push_exec(int argc, char **argv)
 {
-	struct push_cmd pc;
+	struct cmd_push pc;
 	struct stat st;
 	char err[512];
 	int i;
 
 	memset(&pc, 0, sizeof pc);
 	pc.timeout_s = PUSH_CMD_TIMEOUT_S;
-	push_cmd_parse(&pc, argc, argv);
+	cmd_push_parse(&pc, argc, argv);
 	pc.p = push_open(&pc.c, err, sizeof err);
 	if (pc.p == NULL) {
 		free(pc.tags);
@@ -396,9 +392,9 @@ push_cmd_exec(int argc, char **argv)
 	for (i = optind; i < argc; i++) {
 		if (strcmp(argv[i], "-") != 0 && stat(argv[i], &st) == 0 &&
 		    S_ISDIR(st.st_mode))
-			push_cmd_dir(&pc, argv[i]);
+			cmd_push_dir(&pc, argv[i]);
 		else
-			push_cmd_file(&pc, argv[i]);
+			cmd_push_file(&pc, argv[i]);
 	}
 	push_close(pc.p);
 	free(pc.tags);
@@ -412,7 +408,7 @@ const struct cmd_entry cmd_push_entry = {
 	.name = "push",
 	.usage = "[options] FILE ...",
 	.summary = "send saved or spooled profiles to Grafana Pyroscope",
-	.options = push_options,
+	.options = cmd_push_options,
 	.operands = "@pprof",
-	.exec = push_cmd_exec,
+	.exec = cmd_push_exec,
 };

@@ -165,6 +165,16 @@ push_spool_size(const struct push_interval *iv)
 	return (uint64_t)hlen + iv->len;
 }
 
+/* Whether NAME, an entry of a directory, is a spool file: "*.spool",
+ * not hidden (temporary files being written start with a dot). */
+int
+push_spool_name(const char *name)
+{
+	size_t len = strlen(name);
+
+	return name[0] != '.' && len >= 7 && strcmp(name + len - 6, ".spool") == 0;
+}
+
 /* The bytes of the spool files ("*.spool") in DIR; 0 when it is missing. */
 static uint64_t
 push_spool_dir_size(const char *dir)
@@ -173,14 +183,11 @@ push_spool_dir_size(const char *dir)
 	struct dirent *de;
 	struct stat st;
 	uint64_t sum = 0;
-	size_t len;
 
 	if (d == NULL)
 		return 0;
 	while ((de = readdir(d)) != NULL) {
-		len = strlen(de->d_name);
-		if (de->d_name[0] == '.' || len < 7 ||
-		    strcmp(de->d_name + len - 6, ".spool") != 0)
+		if (!push_spool_name(de->d_name))
 			continue;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISREG(st.st_mode))

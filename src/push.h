@@ -131,6 +131,9 @@ uint8_t *push_encode(const struct profile *prof, size_t *outlen, char *err,
  */
 int push_parse_size(const char *s, uint64_t *out);
 
+/* Whether NAME, a directory entry, is a spool file ("*.spool", not
+ * hidden). */
+int push_spool_name(const char *name);
 /* Whether the LEN bytes at BUF start like a spool file. */
 int push_is_spool(const uint8_t *buf, size_t len);
 /* Parse LEN bytes of a spool file (NAME for errors). */

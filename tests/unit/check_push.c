@@ -674,9 +674,6 @@ spool_helper(const char *dir, const char *url, const char *path)
 int
 main(int argc, char **argv)
 {
-	SRunner *sr;
-	int failed;
-
 	if (argc == 5 && strcmp(argv[1], "--spool") == 0)
 		return spool_helper(argv[2], argv[3], argv[4]);
 	/* Loopback only: never through a proxy a developer has set. */
@@ -684,9 +681,5 @@ main(int argc, char **argv)
 	unsetenv("HTTP_PROXY");
 	unsetenv("all_proxy");
 	unsetenv("ALL_PROXY");
-	sr = srunner_create(push_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return tu_run(push_suite());
 }
