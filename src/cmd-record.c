@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "cmd.h"
+#include "error.h"
 #include "output.h"
 #include "profile.h"
 #include "push.h"
@@ -25,89 +26,89 @@
 #include "xmalloc.h"
 
 enum {
-	RECORD_OPT_FORMAT = 256,
-	RECORD_OPT_LINES,
-	RECORD_OPT_NO_AGGREGATE,
-	RECORD_OPT_DEFER,
-	RECORD_OPT_NO_INHERIT,
-	RECORD_OPT_CHILD_TIMEOUT,
-	RECORD_OPT_CONTROL_SIGNAL,
-	RECORD_OPT_DURATION,
-	RECORD_OPT_DELAY,
-	RECORD_OPT_PUSH,
-	RECORD_OPT_APP_NAME,
-	RECORD_OPT_TAG,
-	RECORD_OPT_PUSH_INTERVAL,
-	RECORD_OPT_PUSH_TIMEOUT,
-	RECORD_OPT_SPOOL,
-	RECORD_OPT_SPOOL_MAX,
-	RECORD_OPT_PUSH_HEADER,
-	RECORD_OPT_TENANT,
-	RECORD_OPT_INSECURE,
+	CMD_RECORD_OPT_FORMAT = 256,
+	CMD_RECORD_OPT_LINES,
+	CMD_RECORD_OPT_NO_AGGREGATE,
+	CMD_RECORD_OPT_DEFER,
+	CMD_RECORD_OPT_NO_INHERIT,
+	CMD_RECORD_OPT_CHILD_TIMEOUT,
+	CMD_RECORD_OPT_CONTROL_SIGNAL,
+	CMD_RECORD_OPT_DURATION,
+	CMD_RECORD_OPT_DELAY,
+	CMD_RECORD_OPT_PUSH,
+	CMD_RECORD_OPT_APP_NAME,
+	CMD_RECORD_OPT_TAG,
+	CMD_RECORD_OPT_PUSH_INTERVAL,
+	CMD_RECORD_OPT_PUSH_TIMEOUT,
+	CMD_RECORD_OPT_SPOOL,
+	CMD_RECORD_OPT_SPOOL_MAX,
+	CMD_RECORD_OPT_PUSH_HEADER,
+	CMD_RECORD_OPT_TENANT,
+	CMD_RECORD_OPT_INSECURE,
 };
 
-static const struct cmd_option record_options[] = {
+static const struct cmd_option cmd_record_options[] = {
 	{ "output", 'o', 0, required_argument, "FILE",
 	  "write the profile to FILE ('-' for stdout; default rperf.data)", "@file", 'o' },
 	{ "format", 0, 0, required_argument, "FORMAT",
 	  "%F (default: from FILE's extension, else pprof)",
-	  "@format", RECORD_OPT_FORMAT, FORMAT_RECORD },
+	  "@format", CMD_RECORD_OPT_FORMAT, FORMAT_RECORD },
 	{ "print", 'p', 0, no_argument, NULL,
 	  "print the text report to stdout instead of saving a file", NULL, 'p' },
 	SCRIPT_SAMPLER_OPTIONS("cpu"),
 	{ "lines", 0, 0, no_argument, NULL,
-	  "record the line number of each frame", NULL, RECORD_OPT_LINES },
+	  "record the line number of each frame", NULL, CMD_RECORD_OPT_LINES },
 	{ "no-aggregate", 0, 0, no_argument, NULL,
 	  "keep every sample with its timestamp instead of merging stacks",
-	  NULL, RECORD_OPT_NO_AGGREGATE },
+	  NULL, CMD_RECORD_OPT_NO_AGGREGATE },
 	{ "defer", 0, 0, no_argument, NULL,
-	  "sample only inside Rperf.profile blocks", NULL, RECORD_OPT_DEFER },
+	  "sample only inside Rperf.profile blocks", NULL, CMD_RECORD_OPT_DEFER },
 	{ "no-inherit", 0, 0, no_argument, NULL,
-	  "do not profile forked children", NULL, RECORD_OPT_NO_INHERIT },
+	  "do not profile forked children", NULL, CMD_RECORD_OPT_NO_INHERIT },
 	{ "child-timeout", 0, 0, required_argument, "SECONDS",
 	  "how long to wait for children still running at exit (default "
 	  CMD_STR(CMD_CHILD_TIMEOUT) ")",
-	  "@number", RECORD_OPT_CHILD_TIMEOUT },
+	  "@number", CMD_RECORD_OPT_CHILD_TIMEOUT },
 	{ "control-signal", 0, 0, required_argument, "N|false",
 	  "signal of 'rperf snapshot' (default " CMD_CONTROL_SIGNAL_TEXT "); false: none",
-	  "false", RECORD_OPT_CONTROL_SIGNAL },
+	  "false", CMD_RECORD_OPT_CONTROL_SIGNAL },
 	{ "duration", 0, 0, required_argument, "SECONDS",
-	  "stop sampling after SECONDS; the script runs on", "@number", RECORD_OPT_DURATION },
+	  "stop sampling after SECONDS; the script runs on", "@number", CMD_RECORD_OPT_DURATION },
 	{ "delay", 0, 0, required_argument, "SECONDS",
-	  "start sampling SECONDS after the start", "@number", RECORD_OPT_DELAY },
+	  "start sampling SECONDS after the start", "@number", CMD_RECORD_OPT_DELAY },
 	{ "push", 0, 0, required_argument, "URL",
 	  "stream the profile to Pyroscope at URL, an interval at a time", "@text",
-	  RECORD_OPT_PUSH },
+	  CMD_RECORD_OPT_PUSH },
 	{ "app-name", 0, 0, required_argument, "NAME",
 	  "application name for --push (default: the script's name)", "@text",
-	  RECORD_OPT_APP_NAME },
+	  CMD_RECORD_OPT_APP_NAME },
 	{ "tag", 0, 0, required_argument, "KEY=VALUE",
-	  "a tag of the pushed profiles (repeatable)", "@text", RECORD_OPT_TAG },
+	  "a tag of the pushed profiles (repeatable)", "@text", CMD_RECORD_OPT_TAG },
 	{ "push-interval", 0, 0, required_argument, "SECONDS",
-	  "length of a pushed interval (default 10)", "@number", RECORD_OPT_PUSH_INTERVAL },
+	  "length of a pushed interval (default 10)", "@number", CMD_RECORD_OPT_PUSH_INTERVAL },
 	{ "push-timeout", 0, 0, required_argument, "SECONDS",
 	  "how long to wait for unsent intervals at exit (default 5)", "@number",
-	  RECORD_OPT_PUSH_TIMEOUT },
+	  CMD_RECORD_OPT_PUSH_TIMEOUT },
 	{ "spool", 0, 0, required_argument, "DIR",
 	  "where intervals that could not be sent go (default under XDG_STATE_HOME)",
-	  "@dir", RECORD_OPT_SPOOL },
+	  "@dir", CMD_RECORD_OPT_SPOOL },
 	{ "spool-max", 0, 0, required_argument, "SIZE",
 	  "most the spool directory may hold, with k, M or G (default 100M)",
-	  "@number", RECORD_OPT_SPOOL_MAX },
+	  "@number", CMD_RECORD_OPT_SPOOL_MAX },
 	{ "push-header", 0, 0, required_argument, "HEADER",
 	  "an extra 'Name: value' HTTP header for --push (repeatable)", "@text",
-	  RECORD_OPT_PUSH_HEADER },
+	  CMD_RECORD_OPT_PUSH_HEADER },
 	{ "tenant", 0, 0, required_argument, "ID",
-	  "tenant for --push (sets X-Scope-OrgID)", "@text", RECORD_OPT_TENANT },
+	  "tenant for --push (sets X-Scope-OrgID)", "@text", CMD_RECORD_OPT_TENANT },
 	{ "insecure", 0, 0, no_argument, NULL,
-	  "do not verify the TLS certificate of --push", NULL, RECORD_OPT_INSECURE },
+	  "do not verify the TLS certificate of --push", NULL, CMD_RECORD_OPT_INSECURE },
 	{ "quiet", 'q', 0, no_argument, NULL,
 	  "do not print where the profile went", NULL, 'q' },
 	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0 }
 };
 
 /* Everything one "rperf record" run needs, in one place. */
-struct record {
+struct cmd_record {
 	struct sampler_config cfg;
 	const char *output;	/* as given, for messages */
 	char *output_path;	/* absolute: the script may chdir */
@@ -128,27 +129,27 @@ struct record {
 
 /* VM start hook: install the sampler before anything of the script loads. */
 static int
-record_vm_start(void *arg)
+cmd_record_vm_start(void *arg)
 {
-	struct record *r = arg;
+	struct cmd_record *r = arg;
 
 	return script_start("record", &r->cfg, &r->procs, &r->script);
 }
 
 /* VM ready hook: the script is about to run. */
 static void
-record_vm_ready(void *arg)
+cmd_record_vm_ready(void *arg)
 {
-	struct record *r = arg;
+	struct cmd_record *r = arg;
 
 	script_procs_ready(&r->procs);
 }
 
 /* VM finish hook: stop sampling and save the profile. */
 static int
-record_vm_finish(void *arg, int ran)
+cmd_record_vm_finish(void *arg, int ran)
 {
-	struct record *r = arg;
+	struct cmd_record *r = arg;
 	struct sampler_stats stats;
 	struct profile *p;
 	struct text_opts topts;
@@ -174,15 +175,15 @@ record_vm_finish(void *arg, int ran)
 	fo.text = &topts;
 	if (r->print) {
 		if (profile_write_file(p, "-", &format_text, &fo, err, sizeof err) != 0) {
-			fprintf(stderr, "rperf record: %s\n", err);
+			error_print("%s", err);
 			rc = -1;
 		}
 	} else if (profile_write_file_as(p, r->output_path, r->output, r->format, &fo, err,
 	    sizeof err) != 0) {
-		fprintf(stderr, "rperf record: %s\n", err);
+		error_print("%s", err);
 		rc = -1;
 	} else if (!r->quiet && strcmp(r->output, "-") != 0) {
-		fprintf(stderr, "rperf: wrote '%s' (%s, %llu samples, %.3f s)\n",
+		error_note("wrote '%s' (%s, %llu samples, %.3f s)",
 		    r->output, r->format->name,
 		    (unsigned long long)stats.samples, stats.duration_ns / 1e9);
 	}
@@ -192,9 +193,9 @@ record_vm_finish(void *arg, int ran)
 
 /* Each interval of the sampler goes to the uploader (it copies it). */
 static void
-record_push_interval(const struct profile *p, void *arg)
+cmd_record_push_interval(const struct profile *p, void *arg)
 {
-	struct record *r = arg;
+	struct cmd_record *r = arg;
 
 	if (r->push != NULL && getpid() == r->procs.root)
 		push_enqueue(r->push, p, p->time_nanos, p->time_nanos + p->duration_nanos);
@@ -203,7 +204,7 @@ record_push_interval(const struct profile *p, void *arg)
 /* The application name --push uses when none is given: the script's
  * file name without its extension, or "ruby" for -e. */
 static char *
-record_app_name(const struct script_argv *s)
+cmd_record_app_name(const struct script_argv *s)
 {
 	static const char takes_arg[] = "ICrEex";
 	const char *script = NULL, *base, *dot;
@@ -235,7 +236,7 @@ record_app_name(const struct script_argv *s)
 
 /* Where snapshots go: next to the output, as OUTPUT.PID.N. */
 static char *
-record_snapshot_path(struct record *r)
+cmd_record_snapshot_path(struct cmd_record *r)
 {
 	return xasprintf("%s.%ld.%u", r->snapshot_base, (long)getpid(), ++r->snapshots);
 }
@@ -243,27 +244,27 @@ record_snapshot_path(struct record *r)
 /* A snapshot asked for by "rperf snapshot PID": write it, go on.  Its name
  * is ours to choose, so it must be new: nothing there is written through. */
 static void
-record_snapshot(const struct profile *p, void *arg)
+cmd_record_snapshot(const struct profile *p, void *arg)
 {
-	struct record *r = arg;
-	char *path = record_snapshot_path(r), *shown, err[512];
+	struct cmd_record *r = arg;
+	char *path = cmd_record_snapshot_path(r), *shown, err[512];
 	const struct format *fmt = r->print ? &format_pprof : r->format;
 
 	shown = xasprintf("%s.%ld.%u", r->print || strcmp(r->output, "-") == 0 ?
 	    "rperf.data" : r->output, (long)getpid(), r->snapshots);
 	if (profile_write_new(p, path, shown, fmt, err, sizeof err) != 0)
-		fprintf(stderr, "rperf record: snapshot: %s\n", err);
+		error_print("snapshot: %s", err);
 	else if (!r->quiet)
-		fprintf(stderr, "rperf: wrote snapshot '%s'\n", shown);
+		error_note("wrote snapshot '%s'", shown);
 	free(shown);
 	free(path);
 }
 
 /* Before exec replaces the process: save what there is. */
 static void
-record_save_now(void *arg)
+cmd_record_save_now(void *arg)
 {
-	struct record *r = arg;
+	struct cmd_record *r = arg;
 	struct profile *p = sampler_snapshot(0, NULL);
 	char err[512];
 
@@ -277,16 +278,16 @@ record_save_now(void *arg)
 	script_procs_release(&r->procs);
 	if (profile_write_file_as(p, r->print ? "-" : r->output_path, r->output,
 	    r->print ? &format_text : r->format, NULL, err, sizeof err) != 0)
-		fprintf(stderr, "rperf record: %s\n", err);
+		error_print("%s", err);
 	else if (!r->quiet && !r->print && strcmp(r->output, "-") != 0)
-		fprintf(stderr, "rperf: wrote '%s' before exec\n", r->output);
+		error_note("wrote '%s' before exec", r->output);
 	fflush(stdout);
 	profile_free(p);
 }
 
 /* Parse rperf's own options; leave optind at the first word for ruby. */
 static void
-record_parse_options(struct record *r, int argc, char **argv)
+cmd_record_parse_options(struct cmd_record *r, int argc, char **argv)
 {
 	const struct cmd_entry *e = &cmd_record_entry;
 	struct cmd_getopt g;
@@ -299,54 +300,54 @@ record_parse_options(struct record *r, int argc, char **argv)
 		if (script_sampler_option(e, c, optarg, &r->cfg))
 			continue;
 		switch (c) {
-		case RECORD_OPT_PUSH:
+		case CMD_RECORD_OPT_PUSH:
 			r->push_cfg.url = optarg;
 			break;
-		case RECORD_OPT_APP_NAME:
+		case CMD_RECORD_OPT_APP_NAME:
 			r->push_cfg.app_name = optarg;
 			break;
-		case RECORD_OPT_TAG:
+		case CMD_RECORD_OPT_TAG:
 			xgrow((void **)&r->tags, &r->tags_cap, r->push_cfg.ntags + 1, sizeof *r->tags);
 			r->tags[r->push_cfg.ntags++] = optarg;
 			break;
-		case RECORD_OPT_PUSH_HEADER:
+		case CMD_RECORD_OPT_PUSH_HEADER:
 			xgrow((void **)&r->headers, &r->headers_cap, r->push_cfg.nheaders + 1,
 			    sizeof *r->headers);
 			r->headers[r->push_cfg.nheaders++] = optarg;
 			break;
-		case RECORD_OPT_PUSH_INTERVAL:
+		case CMD_RECORD_OPT_PUSH_INTERVAL:
 			if (script_parse_seconds(optarg, 86400, &secs) != 0 || secs < 0.1)
 				cmd_usage_error(e, "invalid --push-interval '%s' (expected seconds, at least 0.1)", optarg);
 			r->push_interval = secs;
 			break;
-		case RECORD_OPT_PUSH_TIMEOUT:
+		case CMD_RECORD_OPT_PUSH_TIMEOUT:
 			if (script_parse_seconds(optarg, 3600, &secs) != 0)
 				cmd_usage_error(e, "invalid --push-timeout '%s' (expected seconds)", optarg);
 			r->push_cfg.timeout_s = secs > 0 ? secs : 0.001;
 			break;
-		case RECORD_OPT_SPOOL:
+		case CMD_RECORD_OPT_SPOOL:
 			r->push_cfg.spool_dir = optarg;
 			break;
-		case RECORD_OPT_SPOOL_MAX:
+		case CMD_RECORD_OPT_SPOOL_MAX:
 			if (push_parse_size(optarg, &r->push_cfg.spool_max) != 0)
 				cmd_usage_error(e, "invalid --spool-max '%s' (expected a size "
 				    "such as 500k, 100M or 2G)", optarg);
 			break;
-		case RECORD_OPT_TENANT:
+		case CMD_RECORD_OPT_TENANT:
 			r->push_cfg.tenant = optarg;
 			break;
-		case RECORD_OPT_INSECURE:
+		case CMD_RECORD_OPT_INSECURE:
 			r->push_cfg.insecure = 1;
 			break;
-		case RECORD_OPT_NO_INHERIT:
+		case CMD_RECORD_OPT_NO_INHERIT:
 			r->procs.inherit = 0;
 			break;
-		case RECORD_OPT_CHILD_TIMEOUT:
+		case CMD_RECORD_OPT_CHILD_TIMEOUT:
 			if (script_parse_seconds(optarg, 3600, &secs) != 0)
 				cmd_usage_error(e, "invalid --child-timeout '%s' (expected seconds)", optarg);
 			r->procs.child_timeout = secs;
 			break;
-		case RECORD_OPT_CONTROL_SIGNAL:
+		case CMD_RECORD_OPT_CONTROL_SIGNAL:
 			if (strcmp(optarg, "false") == 0 || strcmp(optarg, "0") == 0)
 				r->cfg.control_signal = 0;
 			else if (cmd_parse_long(optarg, SIGRTMIN, SIGRTMAX, &v) == 0)
@@ -355,13 +356,13 @@ record_parse_options(struct record *r, int argc, char **argv)
 				cmd_usage_error(e, "invalid control signal '%s' (expected %d to %d, or false)",
 				    optarg, SIGRTMIN, SIGRTMAX);
 			break;
-		case RECORD_OPT_DURATION:
-		case RECORD_OPT_DELAY:
+		case CMD_RECORD_OPT_DURATION:
+		case CMD_RECORD_OPT_DELAY:
 			if (script_parse_seconds(optarg, 1e7, &secs) != 0 ||
-			    (c == RECORD_OPT_DURATION && secs <= 0))
+			    (c == CMD_RECORD_OPT_DURATION && secs <= 0))
 				cmd_usage_error(e, "invalid --%s '%s' (expected seconds)",
-				    c == RECORD_OPT_DELAY ? "delay" : "duration", optarg);
-			if (c == RECORD_OPT_DELAY)
+				    c == CMD_RECORD_OPT_DELAY ? "delay" : "duration", optarg);
+			if (c == CMD_RECORD_OPT_DELAY)
 				r->cfg.delay_ns = (int64_t)(secs * 1e9);
 			else
 				r->cfg.duration_ns = (int64_t)(secs * 1e9);
@@ -369,19 +370,19 @@ record_parse_options(struct record *r, int argc, char **argv)
 		case 'o':
 			r->output = optarg;
 			break;
-		case RECORD_OPT_FORMAT:
+		case CMD_RECORD_OPT_FORMAT:
 			r->format = cmd_parse_format(e, optarg, FORMAT_RECORD);
 			break;
 		case 'p':
 			r->print = 1;
 			break;
-		case RECORD_OPT_LINES:
+		case CMD_RECORD_OPT_LINES:
 			r->cfg.lines = 1;
 			break;
-		case RECORD_OPT_NO_AGGREGATE:
+		case CMD_RECORD_OPT_NO_AGGREGATE:
 			r->cfg.aggregate = 0;
 			break;
-		case RECORD_OPT_DEFER:
+		case CMD_RECORD_OPT_DEFER:
 			r->cfg.defer = 1;
 			break;
 		case 'q':
@@ -394,10 +395,10 @@ record_parse_options(struct record *r, int argc, char **argv)
 
 /* "rperf record": run the script, save the profile, pass the status on. */
 static int
-record_exec(int argc, char **argv)
+cmd_record_exec(int argc, char **argv)
 {
 	const struct cmd_entry *e = &cmd_record_entry;
-	struct record r;
+	struct cmd_record r;
 	struct vm_hooks hooks;
 	int status;
 
@@ -406,13 +407,13 @@ record_exec(int argc, char **argv)
 	r.output = "rperf.data";
 	r.procs.inherit = 1;
 	r.procs.child_timeout = CMD_CHILD_TIMEOUT;
-	r.procs.save_now = record_save_now;
+	r.procs.save_now = cmd_record_save_now;
 	r.procs.arg = &r;
 	r.cfg.control_signal = SIGRTMIN + CMD_CONTROL_SIGNAL_OFFSET;
-	r.cfg.snapshot_fn = record_snapshot;
+	r.cfg.snapshot_fn = cmd_record_snapshot;
 	r.cfg.snapshot_arg = &r;
 	r.push_interval = 10;
-	record_parse_options(&r, argc, argv);
+	cmd_record_parse_options(&r, argc, argv);
 	if (r.cfg.defer && (r.cfg.delay_ns > 0 || r.cfg.duration_ns > 0))
 		cmd_usage_error(e, "--defer cannot be combined with --delay or --duration");
 	if (r.push_cfg.url == NULL && (r.push_cfg.app_name || r.push_cfg.ntags ||
@@ -436,7 +437,7 @@ record_exec(int argc, char **argv)
 		char err[512], *app = NULL;
 
 		if (r.push_cfg.app_name == NULL)
-			r.push_cfg.app_name = app = record_app_name(&r.script);
+			r.push_cfg.app_name = app = cmd_record_app_name(&r.script);
 		r.push_cfg.mode = r.cfg.mode == SAMPLER_WALL ? "wall" : "cpu";
 		r.push_cfg.tags = r.tags;
 		r.push_cfg.headers = r.headers;
@@ -451,12 +452,12 @@ record_exec(int argc, char **argv)
 		if (r.push == NULL)
 			cmd_usage_error(e, "%s", err);
 		r.cfg.interval_ns = (int64_t)(r.push_interval * 1e9);
-		r.cfg.interval_fn = record_push_interval;
+		r.cfg.interval_fn = cmd_record_push_interval;
 		r.cfg.interval_arg = &r;
 	}
-	hooks.start = record_vm_start;
-	hooks.ready = record_vm_ready;
-	hooks.finish = record_vm_finish;
+	hooks.start = cmd_record_vm_start;
+	hooks.ready = cmd_record_vm_ready;
+	hooks.finish = cmd_record_vm_finish;
 	hooks.arg = &r;
 	status = vm_run(r.script.argc, r.script.argv, &hooks);
 	if (r.push != NULL && getpid() == r.procs.root)
@@ -473,7 +474,7 @@ const struct cmd_entry cmd_record_entry = {
 	.name = "record",
 	.usage = "[options] [--] [ruby options] SCRIPT [ARGS...]",
 	.summary = "run a Ruby script and record its profile",
-	.options = record_options,
+	.options = cmd_record_options,
 	.operands = "@rb",
-	.exec = record_exec,
+	.exec = cmd_record_exec,
 };

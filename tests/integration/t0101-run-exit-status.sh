@@ -76,7 +76,7 @@ test_expect_success 'the default output is rperf.data, with a one-line note' '
 	rm -f rperf.data &&
 	"$RPERF" record -e 1 2>err &&
 	test -s rperf.data &&
-	test_grep "^rperf: wrote .rperf.data. \(pprof, [0-9]+ samples" err
+	test_grep "^rperf record: wrote .rperf.data. \(pprof, [0-9]+ samples" err
 '
 
 test_done
