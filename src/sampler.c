@@ -48,7 +48,6 @@
 #include "aggregate.h"
 #include "cpuclock.h"
 #include "profile.h"
-#include "rperf-module.h"
 #include "sampler.h"
 #include "xmalloc.h"
 
@@ -987,7 +986,7 @@ sampler_teardown(void)
 	sampler.started = 0;
 }
 
-/* Install hooks and the module; arm the timer unless deferred. */
+/* Install the hooks; arm the timer unless deferred. */
 int
 sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 {
@@ -1099,7 +1098,6 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 		}
 		sampler.timer_made = 1;
 	}
-	rperf_module_define();
 	if (!cfg->defer && cfg->delay_ns <= 0)
 		sampler_arm(1);
 	return 0;
@@ -1229,8 +1227,8 @@ sampler_emit(struct profile *p, uint64_t *cache, struct sampler_label_ctx *lc,
 	if (e->state != STATE_NORMAL)
 		sampler_add_label(lc, profile_states[e->state - 1].key,
 		    profile_states[e->state - 1].value);
-	if (e->label_set != 0)
-		rperf_module_each_label(e->label_set, sampler_add_label, lc);
+	if (e->label_set != 0 && sampler.cfg.label_fn != NULL)
+		sampler.cfg.label_fn(e->label_set, sampler_add_label, lc, sampler.cfg.label_arg);
 	if (with_time)
 		sampler_add_num_label(lc, "timestamp", time_ns, "nanoseconds");
 	values[0] = count;
