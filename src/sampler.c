@@ -49,6 +49,7 @@
 #include "cpuclock.h"
 #include "profile.h"
 #include "sampler.h"
+#include "util.h"
 #include "xmalloc.h"
 
 /* The VM state a sample was taken in; stored in the stack key.  Past
@@ -187,7 +188,7 @@ struct sampler {
 	struct sampler_thread *gc_td;
 
 	/* metadata */
-	struct timespec start_real;
+	int64_t start_real_ns;		/* CLOCK_REALTIME at start */
 	int64_t start_mono;
 	char **comments;
 	size_t ncomments, comments_cap;
@@ -212,27 +213,57 @@ static int sampler_key_made;
 
 static const rb_data_type_t sampler_wrapper_type;
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-static int64_t
-sampler_mono_ns(void)
+/* Read clock ID in nanoseconds into *NS; 0, or -1 (nothing read). */
+static int
+sampler_read_clock(clockid_t id, int64_t *ns)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (clock_gettime(id, &ts) != 0)
+		return -1;
+	*ns = (int64_t)ts.tv_sec * UTIL_NS_PER_SEC + ts.tv_nsec;
+	return 0;
+}
+
+/* The real time now, in ns since the epoch. */
+static int64_t
+sampler_real_ns(void)
+{
+	int64_t now = 0;
+
+	sampler_read_clock(CLOCK_REALTIME, &now);
+	return now;
+}
+
+/* NS nanoseconds as a timespec. */
+static struct timespec
+sampler_timespec(int64_t ns)
+{
+	struct timespec ts;
+
+	ts.tv_sec = ns / UTIL_NS_PER_SEC;
+	ts.tv_nsec = ns % UTIL_NS_PER_SEC;
+	return ts;
+}
+
+/* The sampling period in nanoseconds. */
+static int64_t
+sampler_period_ns(void)
+{
+	return UTIL_NS_PER_SEC / sampler.cfg.frequency;
 }
 
 /* The reading of TD's billing clock: its CPU clock or the wall clock. */
 static int64_t
 sampler_clock(const struct sampler_thread *td)
 {
-	struct timespec ts;
+	int64_t now;
 
 	if (sampler.cfg.mode == SAMPLER_WALL)
-		return sampler_mono_ns();
-	if (clock_gettime(td->cpu_clock, &ts) != 0)
+		return util_mono_ns();
+	if (sampler_read_clock(td->cpu_clock, &now) != 0)
 		return td->prev;	/* the thread is gone: nothing more to bill */
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return now;
 }
 
 /* TD's billing clock read on TD's own thread: the fast CPU clock. */
@@ -286,7 +317,7 @@ sampler_record(struct sampler_thread *td, int64_t weight, int state)
 	s->label_set = td->label_set;
 	s->state = state;
 	s->weight = weight;
-	s->time_ns = sampler.cfg.aggregate ? 0 : sampler_mono_ns() - sampler.start_mono;
+	s->time_ns = sampler.cfg.aggregate ? 0 : util_mono_ns() - sampler.start_mono;
 	b->nframes += td->depth;
 	sampler.samples++;
 
@@ -369,12 +400,11 @@ sampler_thread_create(VALUE thread)
 	if (pthread_getcpuclockid(pthread_self(), &td->cpu_clock) != 0)
 		td->cpu_clock = CLOCK_THREAD_CPUTIME_ID;
 	if (sampler.cfg.mode == SAMPLER_CPU) {
-		struct timespec ts;
+		int64_t now = 0;
 
 		cpuclock_open(&td->clock);
-		clock_gettime(td->cpu_clock, &ts);
-		td->clock_offset = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec -
-		    cpuclock_read(&td->clock);
+		sampler_read_clock(td->cpu_clock, &now);
+		td->clock_offset = now - cpuclock_read(&td->clock);
 		td->clock_open = 1;
 	}
 	td->prev = sampler_clock_self(td);
@@ -482,7 +512,7 @@ sampler_job(void *arg)
 	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
 	    sampler.forked)
 		return;
-	t0 = sampler_mono_ns();
+	t0 = util_mono_ns();
 	td = sampler_thread_current();
 	now = sampler_clock_self(td);
 	if (now > td->prev) {
@@ -491,7 +521,7 @@ sampler_job(void *arg)
 		td->prev = now;
 		sampler.timer_samples++;
 	}
-	sampler.job_ns += (uint64_t)(sampler_mono_ns() - t0);
+	sampler.job_ns += (uint64_t)(util_mono_ns() - t0);
 }
 
 /* GVL hook (wall mode).  Only RESUMED holds the GVL. */
@@ -508,7 +538,7 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	td = sampler_thread_get(data->thread);
 	if (event & RUBY_INTERNAL_THREAD_EVENT_SUSPENDED) {
 		if (td != NULL) {
-			td->suspended_at = sampler_mono_ns();
+			td->suspended_at = util_mono_ns();
 			td->ready_at = 0;
 			td->suspended = 1;
 		}
@@ -516,7 +546,7 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	}
 	if (event & RUBY_INTERNAL_THREAD_EVENT_READY) {
 		if (td != NULL)
-			td->ready_at = sampler_mono_ns();
+			td->ready_at = util_mono_ns();
 		return;
 	}
 	/* RESUMED, with the GVL. */
@@ -530,7 +560,7 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	}
 	if (!td->suspended)
 		return;
-	now = sampler_mono_ns();
+	now = util_mono_ns();
 	if (data->thread == rb_thread_current())
 		sampler_capture(td);
 	else
@@ -660,14 +690,12 @@ static void
 sampler_timer_set(int on)
 {
 	struct itimerspec its;
-	long period = 1000000000L / sampler.cfg.frequency;
 
 	if (!sampler.timer_made)
 		return;
 	memset(&its, 0, sizeof its);
 	if (on) {
-		its.it_value.tv_sec = period / 1000000000L;
-		its.it_value.tv_nsec = period % 1000000000L;
+		its.it_value = sampler_timespec(sampler_period_ns());
 		its.it_interval = its.it_value;
 	}
 	timer_settime(sampler.timer, 0, &its, NULL);
@@ -715,8 +743,8 @@ sampler_aggregate(struct sampler_buffer *b)
 static void *
 sampler_worker_main(void *arg)
 {
-	int64_t period = 1000000000LL / sampler.cfg.frequency;
-	int64_t next_tick = 0, next_interval = sampler_mono_ns() + sampler.cfg.interval_ns;
+	int64_t period = sampler_period_ns();
+	int64_t next_tick = 0, next_interval = util_mono_ns() + sampler.cfg.interval_ns;
 	int64_t arm_at = sampler.cfg.delay_ns > 0 ? sampler.start_mono + sampler.cfg.delay_ns : 0;
 	int64_t disarm_at = sampler.cfg.duration_ns > 0 ?
 	    sampler.start_mono + sampler.cfg.delay_ns + sampler.cfg.duration_ns : 0;
@@ -746,7 +774,7 @@ sampler_worker_main(void *arg)
 			continue;
 		}
 		/* The timer thread ticks at absolute times, so no drift. */
-		now = sampler_mono_ns();
+		now = util_mono_ns();
 		ticking = !sampler.use_signal && atomic_load(&sampler.armed);
 		if (ticking && !was_ticking)
 			next_tick = now + period;
@@ -762,15 +790,13 @@ sampler_worker_main(void *arg)
 		if (deadline == INT64_MAX) {
 			pthread_cond_wait(&sampler.worker_cond, &sampler.worker_mutex);
 		} else if (deadline > now) {
-			struct timespec ts;
+			struct timespec ts = sampler_timespec(deadline);
 
-			ts.tv_sec = deadline / 1000000000;
-			ts.tv_nsec = deadline % 1000000000;
 			pthread_cond_timedwait(&sampler.worker_cond, &sampler.worker_mutex, &ts);
 		}
 		if (sampler.quit)
 			break;
-		now = sampler_mono_ns();
+		now = util_mono_ns();
 		if (ticking && atomic_load(&sampler.armed) && now >= next_tick) {
 			atomic_fetch_add(&sampler.triggers, 1);
 			rb_postponed_job_trigger(sampler.job);
@@ -1011,10 +1037,9 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 		pthread_cond_init(&sampler.worker_cond, &ca);
 		pthread_condattr_destroy(&ca);
 	}
-	clock_gettime(CLOCK_REALTIME, &sampler.start_real);
-	sampler.start_mono = sampler_mono_ns();
-	sampler.sent_real_ns = (int64_t)sampler.start_real.tv_sec * 1000000000 +
-	    sampler.start_real.tv_nsec;
+	sampler.start_real_ns = sampler_real_ns();
+	sampler.start_mono = util_mono_ns();
+	sampler.sent_real_ns = sampler.start_real_ns;
 
 	sampler.job = rb_postponed_job_preregister(0, sampler_job, NULL);
 	sampler.interval_job = rb_postponed_job_preregister(0, sampler_interval_job, NULL);
@@ -1246,16 +1271,6 @@ sampler_save_live_names(void)
 		sampler_thread_save_name(td);
 }
 
-/* The real time now, in ns since the epoch. */
-static int64_t
-sampler_real_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /*
  * Build a profile from the tables (everything aggregated already): the
  * whole run, or with DELTA what came since the last interval, which then
@@ -1277,9 +1292,9 @@ sampler_build(int delta)
 	profile_set_value_types(p, 2, tv, units);
 	p->period_type.type = profile_intern(p, mode);
 	p->period_type.unit = profile_intern(p, "nanoseconds");
-	p->period = 1000000000LL / sampler.cfg.frequency;
-	p->time_nanos = (int64_t)sampler.start_real.tv_sec * 1000000000 + sampler.start_real.tv_nsec;
-	p->duration_nanos = sampler_mono_ns() - sampler.start_mono;
+	p->period = sampler_period_ns();
+	p->time_nanos = sampler.start_real_ns;
+	p->duration_nanos = util_mono_ns() - sampler.start_mono;
 	if (delta) {
 		int64_t now = sampler_real_ns();
 
@@ -1345,7 +1360,7 @@ sampler_fill_stats(struct sampler_stats *stats)
 	stats->timer_samples = sampler.timer_samples;
 	stats->job_ns = sampler.job_ns;
 	stats->threads = sampler.nthreads;
-	stats->duration_ns = sampler_mono_ns() - sampler.start_mono;
+	stats->duration_ns = util_mono_ns() - sampler.start_mono;
 	stats->worker_cpu_ns = sampler.worker_cpu_ns;
 }
 
@@ -1404,11 +1419,11 @@ sampler_stop(struct sampler_stats *stats)
 	sampler.event_hooks = 0;
 	if (sampler.worker_made) {
 		clockid_t cid;
-		struct timespec ts;
+		int64_t ns;
 
 		if (pthread_getcpuclockid(sampler.worker, &cid) == 0 &&
-		    clock_gettime(cid, &ts) == 0)
-			sampler.worker_cpu_ns = (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+		    sampler_read_clock(cid, &ns) == 0)
+			sampler.worker_cpu_ns = (uint64_t)ns;
 		pthread_mutex_lock(&sampler.worker_mutex);
 		sampler.quit = 1;
 		pthread_cond_broadcast(&sampler.worker_cond);
@@ -1469,9 +1484,9 @@ sampler_snapshot(int clear, struct sampler_stats *stats)
 		sampler.samples = 0;
 		sampler.timer_samples = 0;
 		atomic_store(&sampler.triggers, 0);
-		sampler.start_mono = sampler_mono_ns();
-		clock_gettime(CLOCK_REALTIME, &sampler.start_real);
-		sampler.sent_real_ns = sampler_real_ns();
+		sampler.start_mono = util_mono_ns();
+		sampler.start_real_ns = sampler_real_ns();
+		sampler.sent_real_ns = sampler.start_real_ns;
 	}
 	atomic_store(&sampler.building, 0);
 	return p;
