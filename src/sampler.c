@@ -28,7 +28,8 @@
  * clock in cpu mode, CLOCK_MONOTONIC in wall mode) up to which its time
  * has been billed.  Every sample bills [prev, now) and moves prev to now;
  * GC samples bill the GC's own span and push prev forward by as much, so
- * the next timer sample does not bill it again.
+ * the next timer sample does not bill it again.  The arithmetic of both
+ * splits, around a GVL release and across a GC, is in aggregate.c.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -51,16 +52,6 @@
 #include "sampler.h"
 #include "util.h"
 #include "xmalloc.h"
-
-/* The VM state a sample was taken in; stored in the stack key.  Past
- * STATE_NORMAL, in the order of profile_states (STATE_x is index x - 1). */
-enum sampler_state {
-	STATE_NORMAL,
-	STATE_GVL_BLOCKED,
-	STATE_GVL_WAIT,
-	STATE_GC_MARK,
-	STATE_GC_SWEEP,
-};
 
 /* Buffer this many samples before handing them to the worker. */
 #define SAMPLER_SWAP_THRESHOLD	1024
@@ -180,12 +171,9 @@ struct sampler {
 	size_t nnames, names_cap;
 
 	/* GC window in progress */
-	int gc_phase;			/* STATE_GC_MARK, _SWEEP or 0 */
-	int gc_in_window;
-	int gc_seg_state;
-	int64_t gc_seg_start;
-	int gc_captured;
-	struct sampler_thread *gc_td;
+	struct agg_gc_window gc;
+	struct sampler_thread *gc_td;	/* the thread billed for it */
+	int gc_captured;		/* gc_td's stack is taken */
 
 	/* metadata */
 	int64_t start_real_ns;		/* CLOCK_REALTIME at start */
@@ -488,12 +476,12 @@ sampler_bill_rest(struct sampler_thread *td, int64_t now)
 		struct agg_gvl_split split;
 
 		agg_split_gvl(td->prev, td->suspended_at, td->ready_at, now, &split);
-		sampler_record(td, split.running, STATE_NORMAL);
-		sampler_record(td, split.blocked, STATE_GVL_BLOCKED);
-		sampler_record(td, split.wait, STATE_GVL_WAIT);
+		sampler_record(td, split.running, AGG_STATE_NORMAL);
+		sampler_record(td, split.blocked, AGG_STATE_GVL_BLOCKED);
+		sampler_record(td, split.wait, AGG_STATE_GVL_WAIT);
 		td->suspended = 0;
 	} else {
-		sampler_record(td, now - td->prev, STATE_NORMAL);
+		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
 	}
 	td->prev = now;
 }
@@ -517,7 +505,7 @@ sampler_job(void *arg)
 	now = sampler_clock_self(td);
 	if (now > td->prev) {
 		sampler_capture(td);
-		sampler_record(td, now - td->prev, STATE_NORMAL);
+		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
 		td->prev = now;
 		sampler.timer_samples++;
 	}
@@ -568,68 +556,54 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	sampler_bill_rest(td, now);
 }
 
-/* Bill the GC span [gc_seg_start, now) in the current segment's state. */
-static void
-sampler_gc_bill(int64_t now)
+/* The window event of GC hook event EVENT. */
+static enum agg_gc_event
+sampler_gc_event(rb_event_flag_t event)
 {
-	struct sampler_thread *td = sampler.gc_td;
-	int64_t w = now - sampler.gc_seg_start;
-
-	sampler.gc_seg_start = now;
-	if (td == NULL || w <= 0)
-		return;
-	if (!sampler.gc_captured) {
-		sampler_capture(td);
-		sampler.gc_captured = 1;
-	}
-	sampler_record(td, w, sampler.gc_seg_state);
-	/* The GC's time is billed: the next timer sample must not bill it. */
-	td->prev += w;
+	if (event & RUBY_INTERNAL_EVENT_GC_ENTER)
+		return AGG_GC_ENTER;
+	if (event & RUBY_INTERNAL_EVENT_GC_START)
+		return AGG_GC_START;
+	if (event & RUBY_INTERNAL_EVENT_GC_END_MARK)
+		return AGG_GC_END_MARK;
+	if (event & RUBY_INTERNAL_EVENT_GC_END_SWEEP)
+		return AGG_GC_END_SWEEP;
+	return AGG_GC_EXIT;
 }
 
-/* GC hook: splits each GC entry into mark and sweep spans. */
+/* GC hook: bills each GC window to the thread that entered it, split
+ * into mark and sweep spans (see agg_gc_event for the arithmetic). */
 static void
 sampler_gc_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE klass)
 {
+	enum agg_gc_event ev = sampler_gc_event(event);
+	struct sampler_thread *td;
+	int64_t w;
+	int state;
+
 	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
 	    sampler.forked)
 		return;
-	if (event & RUBY_INTERNAL_EVENT_GC_ENTER) {
-		struct sampler_thread *td = sampler_thread_get(rb_thread_current());
-
-		sampler.gc_in_window = 1;
+	if (ev == AGG_GC_ENTER) {
+		td = sampler_thread_get(rb_thread_current());
 		sampler.gc_td = td;
 		sampler.gc_captured = 0;
-		sampler.gc_seg_state = sampler.gc_phase == STATE_GC_SWEEP ?
-		    STATE_GC_SWEEP : STATE_GC_MARK;
-		sampler.gc_seg_start = td != NULL ? sampler_clock_self(td) : 0;
+		agg_gc_enter(&sampler.gc, td != NULL, td != NULL ? sampler_clock_self(td) : 0);
 		return;
 	}
-	if (event & RUBY_INTERNAL_EVENT_GC_START) {
-		sampler.gc_phase = STATE_GC_MARK;
-		return;
+	td = sampler.gc_td;
+	if (!agg_gc_bills(&sampler.gc, ev)) {
+		agg_gc_event(&sampler.gc, ev, 0, NULL, &state);
+	} else if ((w = agg_gc_event(&sampler.gc, ev, sampler_clock_self(td), &td->prev,
+	    &state)) > 0) {
+		if (!sampler.gc_captured) {
+			sampler_capture(td);
+			sampler.gc_captured = 1;
+		}
+		sampler_record(td, w, state);
 	}
-	if (!sampler.gc_in_window || sampler.gc_td == NULL) {
-		if (event & RUBY_INTERNAL_EVENT_GC_END_MARK)
-			sampler.gc_phase = STATE_GC_SWEEP;
-		else if (event & RUBY_INTERNAL_EVENT_GC_END_SWEEP)
-			sampler.gc_phase = 0;
-		else if (event & RUBY_INTERNAL_EVENT_GC_EXIT)
-			sampler.gc_in_window = 0;
-		return;
-	}
-	if (event & RUBY_INTERNAL_EVENT_GC_END_MARK) {
-		sampler_gc_bill(sampler_clock_self(sampler.gc_td));
-		sampler.gc_phase = STATE_GC_SWEEP;
-		sampler.gc_seg_state = STATE_GC_SWEEP;
-	} else if (event & RUBY_INTERNAL_EVENT_GC_END_SWEEP) {
-		sampler_gc_bill(sampler_clock_self(sampler.gc_td));
-		sampler.gc_phase = 0;
-	} else if (event & RUBY_INTERNAL_EVENT_GC_EXIT) {
-		sampler_gc_bill(sampler_clock_self(sampler.gc_td));
-		sampler.gc_in_window = 0;
+	if (ev == AGG_GC_EXIT)
 		sampler.gc_td = NULL;
-	}
 }
 
 /* Thread begin/end hook (with the GVL, on the thread itself). */
@@ -1249,7 +1223,7 @@ sampler_emit(struct profile *p, uint64_t *cache, struct sampler_label_ctx *lc,
 	sampler_add_num_label(lc, "thread", e->thread, NULL);
 	if ((tname = sampler_thread_name(e->thread)) != NULL)
 		sampler_add_label(lc, "thread_name", tname);
-	if (e->state != STATE_NORMAL)
+	if (e->state != AGG_STATE_NORMAL)
 		sampler_add_label(lc, profile_states[e->state - 1].key,
 		    profile_states[e->state - 1].value);
 	if (e->label_set != 0 && sampler.cfg.label_fn != NULL)
