@@ -320,26 +320,15 @@ sampler_record(struct sampler_thread *td, int64_t weight, int state)
 	}
 }
 
-/* Capture the current thread's stack into TD. */
+/* Capture TD's stack into TD (SELF: TD is the current thread; else
+ * another thread's, with the GVL). */
 static void
-sampler_capture(struct sampler_thread *td)
+sampler_capture(struct sampler_thread *td, int self)
 {
-	int depth = rb_profile_frames(0, SAMPLER_MAX_DEPTH, td->stack,
-	    sampler.cfg.lines ? td->lines : NULL);
-
-	if (depth < 0)
-		depth = 0;
-	if (!sampler.cfg.lines)
-		memset(td->lines, 0, depth * sizeof(int));
-	td->depth = depth;
-}
-
-/* Capture another thread's stack into TD (with the GVL). */
-static void
-sampler_capture_other(struct sampler_thread *td)
-{
-	int depth = rb_profile_thread_frames(td->thread, 0, SAMPLER_MAX_DEPTH,
-	    td->stack, sampler.cfg.lines ? td->lines : NULL);
+	int *lines = sampler.cfg.lines ? td->lines : NULL;
+	int depth = self ?
+	    rb_profile_frames(0, SAMPLER_MAX_DEPTH, td->stack, lines) :
+	    rb_profile_thread_frames(td->thread, 0, SAMPLER_MAX_DEPTH, td->stack, lines);
 
 	if (depth < 0)
 		depth = 0;
@@ -358,10 +347,7 @@ sampler_capture_or_keep(struct sampler_thread *td, int self)
 {
 	int depth = td->depth;
 
-	if (self)
-		sampler_capture(td);
-	else
-		sampler_capture_other(td);
+	sampler_capture(td, self);
 	if (td->depth == 0)
 		td->depth = depth;
 }
@@ -486,6 +472,15 @@ sampler_bill_rest(struct sampler_thread *td, int64_t now)
 	td->prev = now;
 }
 
+/* Bill the rest of TD's time (SELF: TD is the current thread) to the
+ * stack it has now, or to its last one where no Ruby frame is left. */
+static void
+sampler_bill_last(struct sampler_thread *td, int self)
+{
+	sampler_capture_or_keep(td, self);
+	sampler_bill_rest(td, self ? sampler_clock_self(td) : sampler_clock(td));
+}
+
 /* ------------------------------------------------------------------ */
 /* The job and the hooks                                              */
 /* ------------------------------------------------------------------ */
@@ -504,7 +499,7 @@ sampler_job(void *arg)
 	td = sampler_thread_current();
 	now = sampler_clock_self(td);
 	if (now > td->prev) {
-		sampler_capture(td);
+		sampler_capture(td, 1);
 		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
 		td->prev = now;
 		sampler.timer_samples++;
@@ -549,10 +544,7 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	if (!td->suspended)
 		return;
 	now = util_mono_ns();
-	if (data->thread == rb_thread_current())
-		sampler_capture(td);
-	else
-		sampler_capture_other(td);
+	sampler_capture(td, data->thread == rb_thread_current());
 	sampler_bill_rest(td, now);
 }
 
@@ -597,7 +589,7 @@ sampler_gc_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE kla
 	} else if ((w = agg_gc_event(&sampler.gc, ev, sampler_clock_self(td), &td->prev,
 	    &state)) > 0) {
 		if (!sampler.gc_captured) {
-			sampler_capture(td);
+			sampler_capture(td, 1);
 			sampler.gc_captured = 1;
 		}
 		sampler_record(td, w, state);
@@ -625,10 +617,8 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 	/* THREAD_END: bill the rest of the thread's life and drop it. */
 	if (td == NULL)
 		return;
-	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building)) {
-		sampler_capture_or_keep(td, 1);
-		sampler_bill_rest(td, sampler_clock_self(td));
-	}
+	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building))
+		sampler_bill_last(td, 1);
 	sampler_thread_save_name(td);
 	sampler_thread_free(td);
 }
@@ -839,6 +829,21 @@ static const rb_data_type_t sampler_wrapper_type = {
 /* Fork                                                               */
 /* ------------------------------------------------------------------ */
 
+/* Make the locks (afresh in a forked child, where a thread that is gone
+ * may hold them); the worker's waits are on CLOCK_MONOTONIC. */
+static void
+sampler_locks_init(void)
+{
+	pthread_condattr_t ca;
+
+	pthread_mutex_init(&sampler.worker_mutex, NULL);
+	pthread_mutex_init(&sampler.table_mutex, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sampler.worker_cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
 /* Before a fork: wait until the worker is out of the tables, where it
  * allocates, so that no allocator lock is held across the fork by a
  * thread the child will not have (glibc's malloc guards itself; the
@@ -867,9 +872,7 @@ sampler_atfork_child(void)
 		return;
 	sampler.forked = 1;
 	atomic_store(&sampler.armed, 0);
-	pthread_mutex_init(&sampler.worker_mutex, NULL);
-	pthread_mutex_init(&sampler.table_mutex, NULL);
-	pthread_cond_init(&sampler.worker_cond, NULL);
+	sampler_locks_init();
 	sampler.worker_made = 0;
 	sampler.timer_made = 0;
 }
@@ -913,6 +916,51 @@ sampler_arm(int on)
 	}
 }
 
+/* Stop the worker thread and wait for it to end. */
+static void
+sampler_worker_quit(void)
+{
+	if (!sampler.worker_made)
+		return;
+	pthread_mutex_lock(&sampler.worker_mutex);
+	sampler.quit = 1;
+	pthread_cond_broadcast(&sampler.worker_cond);
+	pthread_mutex_unlock(&sampler.worker_mutex);
+	pthread_join(sampler.worker, NULL);
+	sampler.worker_made = 0;
+}
+
+/* Remove the GVL, GC and thread hooks. */
+static void
+sampler_hooks_remove(void)
+{
+	/* In a forked child the GVL hook stays, inert: removing it takes a
+	 * lock that a thread of the parent may have held at the fork, and
+	 * Ruby does not reset it. */
+	if (sampler.gvl_hook != NULL && !sampler.forked)
+		rb_internal_thread_remove_event_hook(sampler.gvl_hook);
+	else if (sampler.gvl_hook != NULL)
+		sampler_orphan_gvl_hook = sampler.gvl_hook;
+	sampler.gvl_hook = NULL;
+	if (sampler.event_hooks) {
+		rb_remove_event_hook(sampler_gc_hook);
+		rb_remove_event_hook(sampler_thread_hook);
+		sampler.event_hooks = 0;
+	}
+}
+
+/* Bill the current thread up to now, then disarm (the end of a profile
+ * block or of --duration). */
+static void
+sampler_disarm_here(void)
+{
+	struct sampler_thread *td = sampler_thread_current();
+
+	sampler_capture(td, 1);
+	sampler_bill_rest(td, sampler_clock_self(td));
+	sampler_arm(0);
+}
+
 /* Undo whatever sampler_start did so far; used on failure and at stop. */
 static void
 sampler_teardown(void)
@@ -924,36 +972,15 @@ sampler_teardown(void)
 		timer_delete(sampler.timer);
 		sampler.timer_made = 0;
 	}
-	if (sampler.worker_made) {
-		pthread_mutex_lock(&sampler.worker_mutex);
-		sampler.quit = 1;
-		pthread_cond_broadcast(&sampler.worker_cond);
-		pthread_mutex_unlock(&sampler.worker_mutex);
-		pthread_join(sampler.worker, NULL);
-		sampler.worker_made = 0;
-	}
+	sampler_worker_quit();
 	if (sampler.handler_set) {
 		sigaction(sampler.cfg.signal, &sampler.old_action, NULL);
 		sampler.handler_set = 0;
 	}
-	/* In a forked child the GVL hook stays, inert: removing it takes a
-	 * lock that a thread of the parent may have held at the fork, and
-	 * Ruby does not reset it. */
-	if (sampler.gvl_hook != NULL && !sampler.forked) {
-		rb_internal_thread_remove_event_hook(sampler.gvl_hook);
-		sampler.gvl_hook = NULL;
-	} else if (sampler.gvl_hook != NULL) {
-		sampler_orphan_gvl_hook = sampler.gvl_hook;
-		sampler.gvl_hook = NULL;
-	}
+	sampler_hooks_remove();
 	if (sampler.control_set) {
 		sigaction(sampler.cfg.control_signal, &sampler.old_control_action, NULL);
 		sampler.control_set = 0;
-	}
-	if (sampler.event_hooks) {
-		rb_remove_event_hook(sampler_gc_hook);
-		rb_remove_event_hook(sampler_thread_hook);
-		sampler.event_hooks = 0;
 	}
 	while (sampler.threads != NULL)
 		sampler_thread_free(sampler.threads);
@@ -1001,16 +1028,7 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 	sampler.cfg = *cfg;
 	sampler.wrapper = Qfalse;
 	sampler.use_signal = cfg->signal > 0;
-	pthread_mutex_init(&sampler.worker_mutex, NULL);
-	pthread_mutex_init(&sampler.table_mutex, NULL);
-	{
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&sampler.worker_cond, &ca);
-		pthread_condattr_destroy(&ca);
-	}
+	sampler_locks_init();
 	sampler.start_real_ns = sampler_real_ns();
 	sampler.start_mono = util_mono_ns();
 	sampler.sent_real_ns = sampler.start_real_ns;
@@ -1363,6 +1381,30 @@ sampler_drain(void)
 	sampler_aggregate(&sampler.buffers[active]);
 }
 
+/*
+ * Hold the job off (building) and fold every sample taken into the
+ * tables, then save the live threads' names: what building a profile
+ * needs.  The caller clears building when done.
+ */
+static void
+sampler_collect(void)
+{
+	atomic_store(&sampler.building, 1);
+	sampler_wait_worker();
+	pthread_mutex_lock(&sampler.worker_mutex);
+	sampler_drain();
+	pthread_mutex_unlock(&sampler.worker_mutex);
+	sampler_save_live_names();
+}
+
+/* Hand P to FN (interval or snapshot) and free it. */
+static void
+sampler_hand_out(struct profile *p, void (*fn)(const struct profile *, void *), void *arg)
+{
+	fn(p, arg);
+	profile_free(p);
+}
+
 /* Stop, remove every hook, and build the profile. */
 struct profile *
 sampler_stop(struct sampler_stats *stats)
@@ -1381,16 +1423,8 @@ sampler_stop(struct sampler_stats *stats)
 	}
 	was_armed = atomic_load(&sampler.armed);
 	atomic_store(&sampler.building, 1);
-	if (sampler.use_signal)
-		sampler_timer_set(0);
-	atomic_store(&sampler.armed, 0);
-	if (sampler.gvl_hook != NULL) {
-		rb_internal_thread_remove_event_hook(sampler.gvl_hook);
-		sampler.gvl_hook = NULL;
-	}
-	rb_remove_event_hook(sampler_gc_hook);
-	rb_remove_event_hook(sampler_thread_hook);
-	sampler.event_hooks = 0;
+	sampler_arm(0);
+	sampler_hooks_remove();
 	if (sampler.worker_made) {
 		clockid_t cid;
 		int64_t ns;
@@ -1398,36 +1432,20 @@ sampler_stop(struct sampler_stats *stats)
 		if (pthread_getcpuclockid(sampler.worker, &cid) == 0 &&
 		    sampler_read_clock(cid, &ns) == 0)
 			sampler.worker_cpu_ns = (uint64_t)ns;
-		pthread_mutex_lock(&sampler.worker_mutex);
-		sampler.quit = 1;
-		pthread_cond_broadcast(&sampler.worker_cond);
-		pthread_mutex_unlock(&sampler.worker_mutex);
-		pthread_join(sampler.worker, NULL);
-		sampler.worker_made = 0;
 	}
+	sampler_worker_quit();
 
 	/* Bill each live thread's time since its last sample. */
 	current = rb_thread_current();
 	if (was_armed) {
-		for (td = sampler.threads; td != NULL; td = td->next) {
-			if (td->thread == current) {
-				sampler_capture_or_keep(td, 1);
-				sampler_bill_rest(td, sampler_clock_self(td));
-			} else {
-				sampler_capture_or_keep(td, 0);
-				sampler_bill_rest(td, sampler_clock(td));
-			}
-		}
+		for (td = sampler.threads; td != NULL; td = td->next)
+			sampler_bill_last(td, td->thread == current);
 	}
-	sampler_save_live_names();
-	sampler_drain();
+	sampler_collect();
 	sampler_fill_stats(stats);
-	if (sampler.cfg.interval_fn != NULL) {
-		/* The last, partial interval. */
-		p = sampler_build(1);
-		sampler.cfg.interval_fn(p, sampler.cfg.interval_arg);
-		profile_free(p);
-	}
+	if (sampler.cfg.interval_fn != NULL)	/* the last, partial interval */
+		sampler_hand_out(sampler_build(1), sampler.cfg.interval_fn,
+		    sampler.cfg.interval_arg);
 	p = sampler_build(0);
 	sampler_teardown();
 	return p;
@@ -1441,12 +1459,7 @@ sampler_snapshot(int clear, struct sampler_stats *stats)
 
 	if (!sampler_running())
 		return NULL;
-	atomic_store(&sampler.building, 1);
-	sampler_wait_worker();
-	pthread_mutex_lock(&sampler.worker_mutex);
-	sampler_drain();
-	pthread_mutex_unlock(&sampler.worker_mutex);
-	sampler_save_live_names();
+	sampler_collect();
 	sampler_fill_stats(stats);
 	p = sampler_build(0);
 	if (clear) {
@@ -1476,16 +1489,10 @@ sampler_interval_job(void *arg)
 	if (!sampler_running() || sampler.cfg.interval_fn == NULL ||
 	    atomic_load(&sampler.building))
 		return;
-	atomic_store(&sampler.building, 1);
-	sampler_wait_worker();
-	pthread_mutex_lock(&sampler.worker_mutex);
-	sampler_drain();
-	pthread_mutex_unlock(&sampler.worker_mutex);
-	sampler_save_live_names();
+	sampler_collect();
 	p = sampler_build(1);
 	atomic_store(&sampler.building, 0);
-	sampler.cfg.interval_fn(p, sampler.cfg.interval_arg);
-	profile_free(p);
+	sampler_hand_out(p, sampler.cfg.interval_fn, sampler.cfg.interval_arg);
 }
 
 /* Entering an Rperf.profile block: in defer mode, arm on the first. */
@@ -1502,16 +1509,10 @@ sampler_profile_enter(void)
 void
 sampler_profile_leave(void)
 {
-	struct sampler_thread *td;
-
 	if (!sampler_running() || sampler.profile_depth == 0)
 		return;
-	if (--sampler.profile_depth == 0 && sampler.cfg.defer) {
-		td = sampler_thread_current();
-		sampler_capture(td);
-		sampler_bill_rest(td, sampler_clock_self(td));
-		sampler_arm(0);
-	}
+	if (--sampler.profile_depth == 0 && sampler.cfg.defer)
+		sampler_disarm_here();
 }
 
 /* The current thread's label set. */
@@ -1540,26 +1541,19 @@ sampler_set_label_set(int id)
 static void
 sampler_control_job(void *arg)
 {
-	struct sampler_thread *td;
 	struct profile *p;
 
 	if (!sampler_running())
 		return;
 	if (atomic_exchange(&sampler.pending_arm, 0) && !atomic_load(&sampler.armed))
 		sampler_arm(1);
-	if (atomic_exchange(&sampler.pending_disarm, 0) && atomic_load(&sampler.armed)) {
-		td = sampler_thread_current();
-		sampler_capture(td);
-		sampler_bill_rest(td, sampler_clock_self(td));
-		sampler_arm(0);
-	}
+	if (atomic_exchange(&sampler.pending_disarm, 0) && atomic_load(&sampler.armed))
+		sampler_disarm_here();
 	if (atomic_exchange(&sampler.pending_snapshot, 0) && sampler.cfg.snapshot_fn != NULL &&
 	    !atomic_load(&sampler.building)) {
 		p = sampler_snapshot(0, NULL);
-		if (p != NULL) {
-			sampler.cfg.snapshot_fn(p, sampler.cfg.snapshot_arg);
-			profile_free(p);
-		}
+		if (p != NULL)
+			sampler_hand_out(p, sampler.cfg.snapshot_fn, sampler.cfg.snapshot_arg);
 	}
 }
 
