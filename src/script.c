@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "error.h"
 #include "output.h"
 #include "profile.h"
 #include "rperf-module.h"
@@ -196,7 +197,7 @@ script_procs_before_fork(void *arg)
 	    sp->session.failed)
 		return;
 	if (session_create(&sp->session, err, sizeof err) != 0)
-		fprintf(stderr, "rperf: %s; forked processes are not profiled\n", err);
+		error_print("%s; forked processes are not profiled", err);
 }
 
 /* Fork hook, in the new child: sample it afresh, or not at all. */
@@ -209,7 +210,7 @@ script_procs_child(void *arg)
 	if (!sp->inherit || !session_active(&sp->session))
 		return;
 	if (sampler_restart_in_child(err, sizeof err) != 0) {
-		fprintf(stderr, "rperf: not profiling child %ld: %s\n", (long)getpid(), err);
+		error_print("not profiling child %ld: %s", (long)getpid(), err);
 		return;
 	}
 	sp->in_child = 1;
@@ -271,7 +272,7 @@ script_procs_child_done(struct script_procs *sp, const struct profile *p)
 	 * it writes nothing anywhere, and says so. */
 	if (sp->in_child && p != NULL &&
 	    session_child_write(&sp->session, getpid(), p, err, sizeof err) != 0)
-		fprintf(stderr, "rperf: child %ld: %s\n", (long)getpid(), err);
+		error_print("child %ld: %s", (long)getpid(), err);
 	return 1;
 }
 

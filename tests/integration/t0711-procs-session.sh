@@ -30,7 +30,7 @@ test_expect_success 'a TMPDIR that is not there does not stop the script: one wa
 		3.times { Process.wait(fork { 100_000.times.sum }) }
 		puts :after" >out 2>err &&
 	printf "before\nafter\n" >expect && test_cmp expect out &&
-	test_grep "^rperf: cannot make a session directory in .*nowhere.: No such file or directory; forked processes are not profiled$" err &&
+	test_grep "^rperf record: cannot make a session directory in .*nowhere.: No such file or directory; forked processes are not profiled$" err &&
 	test_line_count 1 err &&
 	test -s w.folded &&
 	echo file >notadir &&
@@ -60,8 +60,8 @@ test_expect_success 'a child that outlives the run writes nothing, and says so o
 	test -z "$(ls tmp)" &&
 	touch go1 && wait_gone "$pid" &&
 	test -z "$(ls tmp)" &&
-	test_grep "^rperf: child $pid: profile not saved: the session directory .* was removed when the run ended \(see --child-timeout\)$" err &&
-	test $(grep -c "^rperf: child $pid:" err) = 1
+	test_grep "^rperf record: child $pid: profile not saved: the session directory .* was removed when the run ended \(see --child-timeout\)$" err &&
+	test $(grep -c "^rperf record: child $pid:" err) = 1
 '
 
 if test_other_user; then
@@ -79,7 +79,7 @@ if test_other_user; then
 		test "$(cat victim)" = secret &&
 		test "$(stat -c %a victim)" = 600 &&
 		test "$(ls "$dir")" = "$pid.pb.gz" && test -L "$dir/$pid.pb.gz" &&
-		test_grep "^rperf: child $pid: profile not saved: the session directory .* was removed" err &&
+		test_grep "^rperf record: child $pid: profile not saved: the session directory .* was removed" err &&
 		rm -rf "$dir"
 	'
 else
