@@ -239,23 +239,16 @@ agg_gc_event(struct agg_gc_window *w, enum agg_gc_event ev, int64_t now,
 		*state = w->seg_state;
 		weight = agg_gc_segment(w, now, prev);
 	}
-	switch (ev) {
-	case AGG_GC_START:
+	if (ev == AGG_GC_START) {
 		w->phase = AGG_STATE_GC_MARK;
-		break;
-	case AGG_GC_END_MARK:
+	} else if (ev == AGG_GC_END_MARK) {
 		w->phase = AGG_STATE_GC_SWEEP;
 		w->seg_state = AGG_STATE_GC_SWEEP;
-		break;
-	case AGG_GC_END_SWEEP:
+	} else if (ev == AGG_GC_END_SWEEP) {
 		w->phase = 0;
-		break;
-	case AGG_GC_EXIT:
+	} else if (ev == AGG_GC_EXIT) {
 		w->open = 0;
 		w->billed = 0;
-		break;
-	case AGG_GC_ENTER:
-		break;		/* agg_gc_enter's */
 	}
 	return weight;
 }

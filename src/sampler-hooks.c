@@ -126,7 +126,7 @@ sampler_capture_or_keep(struct sampler_thread *td, int self)
 /*
  * Bill what TD has not been billed up to NOW.  A thread off the GVL is
  * billed as the RESUMED hook would: running up to the suspension, then
- * blocked and waiting (wall mode).  Stack: CAPTURED already holds it.
+ * blocked and waiting (wall mode).  TD's stack is captured already.
  */
 void
 sampler_bill_rest(struct sampler_thread *td, int64_t now)
@@ -313,6 +313,7 @@ sampler_hooks_install(void)
 		    RUBY_INTERNAL_THREAD_EVENT_RESUMED, NULL);
 	}
 }
+
 /* Remove the GVL, GC and thread hooks. */
 void
 sampler_hooks_remove(void)

@@ -130,7 +130,6 @@ void
 sampler_reset_baselines(void)
 {
 	struct sampler_thread *td;
-
 	VALUE current = rb_thread_current();
 
 	for (td = sampler.threads; td != NULL; td = td->next) {
@@ -170,6 +169,7 @@ static const rb_data_type_t sampler_wrapper_type = {
 	.function = { .dmark = sampler_mark },
 	.flags = RUBY_TYPED_FREE_IMMEDIATELY,
 };
+
 /* Make the locks (afresh in a forked child, where a thread that is gone
  * may hold them); the worker's waits are on CLOCK_MONOTONIC. */
 void
@@ -217,7 +217,6 @@ sampler_atfork_child(void)
 	sampler.worker_made = 0;
 	sampler.timer_made = 0;
 }
-
 
 /* The thread key and the fork handlers (made once per process), and the
  * GC wrapper that marks our frames. */
