@@ -1,6 +1,6 @@
 /*
- * aggregate.c: the frame and stack tables of the sampler and the GVL
- * split (see aggregate.h).  Open addressing with power-of-two bucket
+ * aggregate.c: the frame and stack tables of the sampler, the GVL split
+ * and the GC window (see aggregate.h).  Open addressing with power-of-two bucket
  * arrays kept at most half full; entries live in dense arrays, so ids are
  * stable and iteration is in order of first sight.
  */
@@ -191,4 +191,64 @@ agg_split_gvl(int64_t prev, int64_t suspended, int64_t ready, int64_t now,
 	out->running = suspended - prev;
 	out->blocked = ready - suspended;
 	out->wait = now - ready;
+}
+
+/* Open the GC window at NOW. */
+void
+agg_gc_enter(struct agg_gc_window *w, int billed, int64_t now)
+{
+	w->open = 1;
+	w->billed = billed;
+	/* A lazy sweep goes on in a later entry. */
+	w->seg_state = w->phase == AGG_STATE_GC_SWEEP ? AGG_STATE_GC_SWEEP : AGG_STATE_GC_MARK;
+	w->seg_start = billed ? now : 0;
+}
+
+/* Whether EV ends a billed segment. */
+int
+agg_gc_bills(const struct agg_gc_window *w, enum agg_gc_event ev)
+{
+	return w->open && w->billed && (ev == AGG_GC_END_MARK ||
+	    ev == AGG_GC_END_SWEEP || ev == AGG_GC_EXIT);
+}
+
+/* End the open segment at NOW: its weight, with *PREV moved past it. */
+static int64_t
+agg_gc_segment(struct agg_gc_window *w, int64_t now, int64_t *prev)
+{
+	int64_t start = w->seg_start, weight;
+
+	w->seg_start = now;
+	if (start < *prev)
+		start = *prev;		/* billed already by an earlier sample */
+	weight = now - start;
+	if (weight <= 0)
+		return 0;		/* empty, or the clock went back */
+	*prev += weight;
+	return weight;
+}
+
+/* Event EV at NOW: what it bills, and the phase it leaves. */
+int64_t
+agg_gc_event(struct agg_gc_window *w, enum agg_gc_event ev, int64_t now,
+    int64_t *prev, int *state)
+{
+	int64_t weight = 0;
+
+	if (agg_gc_bills(w, ev)) {
+		*state = w->seg_state;
+		weight = agg_gc_segment(w, now, prev);
+	}
+	if (ev == AGG_GC_START) {
+		w->phase = AGG_STATE_GC_MARK;
+	} else if (ev == AGG_GC_END_MARK) {
+		w->phase = AGG_STATE_GC_SWEEP;
+		w->seg_state = AGG_STATE_GC_SWEEP;
+	} else if (ev == AGG_GC_END_SWEEP) {
+		w->phase = 0;
+	} else if (ev == AGG_GC_EXIT) {
+		w->open = 0;
+		w->billed = 0;
+	}
+	return weight;
 }

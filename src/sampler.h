@@ -24,6 +24,9 @@ enum sampler_mode {
 #define SAMPLER_MAX_FREQUENCY		10000
 #define SAMPLER_MAX_DEPTH		512
 
+/* Add one key/value label to the sample being built. */
+typedef void sampler_label_add_fn(void *add_arg, const char *key, const char *value);
+
 struct sampler_config {
 	enum sampler_mode mode;
 	int frequency;		/* Hz, 1..SAMPLER_MAX_FREQUENCY */
@@ -54,6 +57,14 @@ struct sampler_config {
 	int control_signal;
 	void (*snapshot_fn)(const struct profile *p, void *arg);
 	void *snapshot_arg;
+	/*
+	 * The labels of label set ID (a thread's, set with
+	 * sampler_set_label_set; 0, the empty set, is never asked for):
+	 * label_fn calls ADD once per key/value.  Called with the GVL while
+	 * a profile is built.  NULL: samples carry no such labels.
+	 */
+	void (*label_fn)(int id, sampler_label_add_fn *add, void *add_arg, void *arg);
+	void *label_arg;
 };
 
 /* Counters for the text report and "rperf stat". */
@@ -71,8 +82,7 @@ struct sampler_stats {
 int sampler_default_signal(void);
 
 /*
- * Install the hooks and the Rperf module and, unless deferred, arm the
- * timer.  Needs the GVL and an initialised VM.  Returns 0, or -1 with a
+ * Install the hooks and, unless deferred, arm the timer.  Needs the GVL and an initialised VM.  Returns 0, or -1 with a
  * message in ERR and nothing left installed.
  */
 int sampler_start(const struct sampler_config *cfg, char *err, size_t errlen);
@@ -109,7 +119,7 @@ struct profile *sampler_snapshot(int clear, struct sampler_stats *stats);
 void sampler_profile_enter(void);
 void sampler_profile_leave(void);
 
-/* Label support for the Rperf module: the current thread's label set. */
+/* The current thread's label set (see label_fn). */
 int sampler_current_label_set(void);
 void sampler_set_label_set(int id);
 

@@ -302,17 +302,29 @@ script_procs_release(struct script_procs *sp)
 		session_remove(&sp->session);
 }
 
-/* The VM start hook of a script command: sampler, session, comments. */
+/* The sampler's label callback: the labels the Rperf module keeps. */
+static void
+script_each_label(int id, sampler_label_add_fn *add, void *add_arg, void *arg)
+{
+	rperf_module_each_label(id, add, add_arg);
+}
+
+/* The VM start hook of a script command: sampler, the Rperf module,
+ * session, comments. */
 int
 script_start(const char *cmd, const struct sampler_config *cfg, struct script_procs *sp,
     const struct script_argv *s)
 {
+	struct sampler_config c = *cfg;
 	char err[512];
 
-	if (sampler_start(cfg, err, sizeof err) != 0) {
+	c.label_fn = script_each_label;
+	c.label_arg = NULL;
+	if (sampler_start(&c, err, sizeof err) != 0) {
 		error_print("%s", err);
 		return -1;
 	}
+	rperf_module_define();
 	script_procs_start(sp);
 	script_add_comments(s);
 	return 0;

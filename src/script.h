@@ -98,8 +98,9 @@ size_t script_procs_merge(struct script_procs *sp, struct profile **p, double ti
 /* In the root: remove the session. */
 void script_procs_release(struct script_procs *sp);
 
-/* The VM start hook of command CMD: start the sampler with CFG, the
- * session of SP and the comments of S.  0, or -1 after a message. */
+/* The VM start hook of command CMD: start the sampler with CFG (its
+ * labels taken from the Rperf module), define the module, start the
+ * session of SP and add the comments of S.  0, or -1 after a message. */
 int script_start(const char *cmd, const struct sampler_config *cfg,
     struct script_procs *sp, const struct script_argv *s);
 

@@ -1,10 +1,11 @@
 /*
- * check_aggregate.c: the sampler's frame and stack tables and the GVL
- * split, without Ruby.
+ * check_aggregate.c: the sampler's frame and stack tables, the GVL split
+ * and the GC window, without Ruby.
  */
 #include <check.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "aggregate.h"
 
@@ -128,6 +129,141 @@ START_TEST(test_split_gvl)
 }
 END_TEST
 
+/* Run EV on W at NOW for a thread with baseline *PREV; the weight, and
+ * the state it is billed in through *STATE (-1 when nothing is billed). */
+static int64_t
+gc_step(struct agg_gc_window *w, enum agg_gc_event ev, int64_t now, int64_t *prev,
+    int *state)
+{
+	int64_t weight;
+
+	*state = -1;
+	if (ev == AGG_GC_ENTER) {
+		agg_gc_enter(w, 1, now);
+		return 0;
+	}
+	weight = agg_gc_event(w, ev, now, prev, state);
+	if (weight == 0)
+		*state = -1;
+	return weight;
+}
+
+START_TEST(test_gc_mark_and_sweep)
+{
+	struct agg_gc_window w;
+	int64_t prev = 100;
+	int state;
+
+	memset(&w, 0, sizeof w);
+	/* ran 100..150, GC from 150: marks 30, sweeps 20 */
+	ck_assert_int_eq(gc_step(&w, AGG_GC_ENTER, 150, &prev, &state), 0);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_START, 0, &prev, &state), 0);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_END_MARK, 180, &prev, &state), 30);
+	ck_assert_int_eq(state, AGG_STATE_GC_MARK);
+	ck_assert_int_eq(prev, 130);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_END_SWEEP, 200, &prev, &state), 20);
+	ck_assert_int_eq(state, AGG_STATE_GC_SWEEP);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_EXIT, 200, &prev, &state), 0);
+	ck_assert_int_eq(state, -1);
+	/* the GC's 50 are billed: the next sample bills only the 50 run */
+	ck_assert_int_eq(prev, 150);
+	ck_assert_int_eq(w.open, 0);
+	ck_assert_int_eq(w.phase, 0);
+}
+END_TEST
+
+START_TEST(test_gc_lazy_sweep)
+{
+	struct agg_gc_window w;
+	int64_t prev = 0;
+	int state;
+
+	memset(&w, 0, sizeof w);
+	/* one entry marks and leaves sweeping for later */
+	gc_step(&w, AGG_GC_ENTER, 10, &prev, &state);
+	gc_step(&w, AGG_GC_START, 10, &prev, &state);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_END_MARK, 40, &prev, &state), 30);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_EXIT, 45, &prev, &state), 5);
+	ck_assert_int_eq(state, AGG_STATE_GC_SWEEP);
+	ck_assert_int_eq(w.phase, AGG_STATE_GC_SWEEP);
+	/* a later entry sweeps on: billed as sweeping from the start */
+	gc_step(&w, AGG_GC_ENTER, 100, &prev, &state);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_END_SWEEP, 112, &prev, &state), 12);
+	ck_assert_int_eq(state, AGG_STATE_GC_SWEEP);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_EXIT, 112, &prev, &state), 0);
+	ck_assert_int_eq(prev, 47);
+	/* and the next GC marks again */
+	gc_step(&w, AGG_GC_ENTER, 200, &prev, &state);
+	gc_step(&w, AGG_GC_START, 200, &prev, &state);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_EXIT, 201, &prev, &state), 1);
+	ck_assert_int_eq(state, AGG_STATE_GC_MARK);
+}
+END_TEST
+
+START_TEST(test_gc_boundaries)
+{
+	struct agg_gc_window w;
+	int64_t prev = 100;
+	int state;
+
+	memset(&w, 0, sizeof w);
+	/* zero-length segments bill nothing and leave the baseline */
+	gc_step(&w, AGG_GC_ENTER, 120, &prev, &state);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_END_MARK, 120, &prev, &state), 0);
+	ck_assert_int_eq(state, -1);
+	ck_assert_int_eq(prev, 100);
+	/* the clock went back: nothing, and the next segment starts there */
+	ck_assert_int_eq(gc_step(&w, AGG_GC_END_SWEEP, 110, &prev, &state), 0);
+	ck_assert_int_eq(w.seg_start, 110);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_EXIT, 115, &prev, &state), 5);
+	ck_assert_int_eq(prev, 105);
+
+	/* a span that starts before the baseline bills only what follows it */
+	memset(&w, 0, sizeof w);
+	prev = 100;
+	gc_step(&w, AGG_GC_ENTER, 90, &prev, &state);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_END_MARK, 130, &prev, &state), 30);
+	ck_assert_int_eq(prev, 130);
+	/* ... and one wholly before it bills nothing */
+	memset(&w, 0, sizeof w);
+	prev = 100;
+	gc_step(&w, AGG_GC_ENTER, 80, &prev, &state);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_EXIT, 95, &prev, &state), 0);
+	ck_assert_int_eq(prev, 100);
+}
+END_TEST
+
+START_TEST(test_gc_unbilled_and_overlapping)
+{
+	struct agg_gc_window w;
+	int64_t prev = 0;
+	int state = 7;
+
+	memset(&w, 0, sizeof w);
+	/* a window on a thread not billed follows the phase, bills nothing */
+	agg_gc_enter(&w, 0, 0);
+	ck_assert_int_eq(agg_gc_bills(&w, AGG_GC_END_MARK), 0);
+	agg_gc_event(&w, AGG_GC_START, 0, NULL, &state);
+	ck_assert_int_eq(agg_gc_event(&w, AGG_GC_END_MARK, 50, NULL, &state), 0);
+	ck_assert_int_eq(state, 7);
+	ck_assert_int_eq(w.phase, AGG_STATE_GC_SWEEP);
+	agg_gc_event(&w, AGG_GC_EXIT, 60, NULL, &state);
+	/* events outside any window bill nothing */
+	ck_assert_int_eq(agg_gc_bills(&w, AGG_GC_END_SWEEP), 0);
+	agg_gc_event(&w, AGG_GC_END_SWEEP, 70, NULL, &state);
+	ck_assert_int_eq(w.phase, 0);
+	/* START never bills, even in a billed window */
+	agg_gc_enter(&w, 1, 100);
+	ck_assert_int_eq(agg_gc_bills(&w, AGG_GC_START), 0);
+	/* an entry while a window is open starts it afresh */
+	gc_step(&w, AGG_GC_ENTER, 140, &prev, &state);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_EXIT, 150, &prev, &state), 10);
+	ck_assert_int_eq(prev, 10);
+	/* after EXIT nothing is billed until the next ENTER */
+	ck_assert_int_eq(agg_gc_bills(&w, AGG_GC_EXIT), 0);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -141,6 +277,10 @@ main(void)
 	tcase_add_test(tc, test_stacks_key);
 	tcase_add_test(tc, test_stacks_total_and_clear);
 	tcase_add_test(tc, test_split_gvl);
+	tcase_add_test(tc, test_gc_mark_and_sweep);
+	tcase_add_test(tc, test_gc_lazy_sweep);
+	tcase_add_test(tc, test_gc_boundaries);
+	tcase_add_test(tc, test_gc_unbilled_and_overlapping);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,227 @@
+/*
+ * sampler-build.c: the profile built from the sampler's tables, with the
+ * GVL held: frame VALUEs resolved to functions and locations (once per
+ * frame), each stack entry (or, with --no-aggregate, each raw sample)
+ * made a sample with its thread, VM state and script labels, and the
+ * run's comments.  It runs only once the buffers are folded (see
+ * sampler_collect) and must never be called without the GVL.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "sampler-int.h"
+#include "util.h"
+#include "xmalloc.h"
+
+struct sampler_build_labels {
+	struct profile *p;
+	struct profile_label *labels;
+	size_t n, cap;
+};
+
+/* A new, empty label KEY at the end of C's list. */
+static struct profile_label *
+sampler_build_new_label(struct sampler_build_labels *c, const char *key)
+{
+	struct profile_label *l;
+
+	xgrow((void **)&c->labels, &c->cap, c->n + 1, sizeof *c->labels);
+	l = &c->labels[c->n++];
+	memset(l, 0, sizeof *l);
+	l->key = profile_intern(c->p, key);
+	return l;
+}
+
+/* Append a string label (the sampler_label_add_fn of label_fn). */
+static void
+sampler_build_label(void *arg, const char *key, const char *value)
+{
+	struct sampler_build_labels *c = arg;
+
+	sampler_build_new_label(c, key)->str = profile_intern(c->p, value);
+}
+
+/* Append a numeric label. */
+static void
+sampler_build_num_label(struct sampler_build_labels *c, const char *key, int64_t num,
+    const char *unit)
+{
+	struct profile_label *l = sampler_build_new_label(c, key);
+
+	l->num = num;
+	if (unit != NULL)
+		l->num_unit = profile_intern(c->p, unit);
+}
+
+/* A Ruby string (or nil) as a new C string. */
+static char *
+sampler_build_cstr(VALUE s)
+{
+	if (!RB_TYPE_P(s, T_STRING))
+		return xstrdup("");
+	return xstrndup(RSTRING_PTR(s), RSTRING_LEN(s));
+}
+
+/* The location id of frame ID, resolving the frame the first time. */
+static uint64_t
+sampler_build_location(struct profile *p, uint64_t *cache, uint32_t id)
+{
+	VALUE f;
+	char *name, *file;
+	uint64_t fn;
+	int64_t first = 0;
+	VALUE v;
+
+	if (cache[id] != 0)
+		return cache[id];
+	f = sampler.frames.keys[id];
+	name = sampler_build_cstr(rb_profile_frame_full_label(f));
+	v = rb_profile_frame_path(f);
+	file = sampler_build_cstr(v);
+	v = rb_profile_frame_first_lineno(f);
+	if (FIXNUM_P(v))
+		first = FIX2LONG(v);
+	fn = profile_function(p, name, name, file, first);
+	cache[id] = profile_location(p, fn, sampler.frames.lines[id]);
+	free(name);
+	free(file);
+	return cache[id];
+}
+
+/* The name saved for thread SEQ, or NULL. */
+static const char *
+sampler_build_thread_name(int seq)
+{
+	size_t i;
+
+	for (i = 0; i < sampler.nnames; i++) {
+		if (sampler.names[i].seq == seq)
+			return sampler.names[i].name;
+	}
+	return NULL;
+}
+
+/* Add one sample of stack entry K with the given weight and count. */
+static void
+sampler_build_emit(struct profile *p, uint64_t *cache, struct sampler_build_labels *lc,
+    const struct agg_stack *e, int64_t count, int64_t weight, int64_t time_ns,
+    int with_time)
+{
+	uint64_t locs[SAMPLER_MAX_DEPTH];
+	int64_t values[2];
+	const char *tname;
+	uint32_t d;
+
+	for (d = 0; d < e->depth; d++)
+		locs[d] = sampler_build_location(p, cache, sampler.stacks.ids[e->ids_off + d]);
+	lc->n = 0;
+	sampler_build_num_label(lc, "thread", e->thread, NULL);
+	if ((tname = sampler_build_thread_name(e->thread)) != NULL)
+		sampler_build_label(lc, "thread_name", tname);
+	if (e->state != AGG_STATE_NORMAL)
+		sampler_build_label(lc, profile_states[e->state - 1].key,
+		    profile_states[e->state - 1].value);
+	if (e->label_set != 0 && sampler.cfg.label_fn != NULL)
+		sampler.cfg.label_fn(e->label_set, sampler_build_label, lc, sampler.cfg.label_arg);
+	if (with_time)
+		sampler_build_num_label(lc, "timestamp", time_ns, "nanoseconds");
+	values[0] = count;
+	values[1] = weight;
+	profile_add_sample(p, locs, e->depth, values, lc->labels, lc->n);
+}
+
+/*
+ * Build a profile from the tables (everything aggregated already): the
+ * whole run, or with DELTA what came since the last interval, which then
+ * counts as handed out.
+ */
+struct profile *
+sampler_build(int delta)
+{
+	static const char *const types[] = { "samples", NULL };
+	static const char *const units[] = { "count", "nanoseconds" };
+	const char *mode = sampler.cfg.mode == SAMPLER_WALL ? "wall" : "cpu";
+	const char *tv[2] = { types[0], mode };
+	struct sampler_build_labels lc;
+	struct profile *p = profile_new();
+	uint64_t *cache;
+	size_t i;
+	char buf[128];
+
+	profile_set_value_types(p, 2, tv, units);
+	p->period_type.type = profile_intern(p, mode);
+	p->period_type.unit = profile_intern(p, "nanoseconds");
+	p->period = sampler_period_ns();
+	p->time_nanos = sampler.start_real_ns;
+	p->duration_nanos = util_mono_ns() - sampler.start_mono;
+	if (delta) {
+		int64_t now = sampler_real_ns();
+
+		p->time_nanos = sampler.sent_real_ns;
+		p->duration_nanos = now - sampler.sent_real_ns;
+		sampler.sent_real_ns = now;
+	}
+
+	memset(&lc, 0, sizeof lc);
+	lc.p = p;
+	cache = xcalloc(sampler.frames.count + 1, sizeof *cache);
+	if (sampler.cfg.aggregate) {
+		for (i = 0; i < sampler.stacks.count; i++) {
+			struct agg_stack *e = &sampler.stacks.entries[i];
+			int64_t count = e->count, weight = e->weight;
+
+			if (delta) {
+				count -= e->sent_count;
+				weight -= e->sent_weight;
+				e->sent_count = e->count;
+				e->sent_weight = e->weight;
+			}
+			if (count > 0)
+				sampler_build_emit(p, cache, &lc, e, count, weight, 0, 0);
+		}
+	} else {
+		for (i = delta ? sampler.raw_sent : 0; i < sampler.nraw; i++) {
+			const struct sampler_raw *r = &sampler.raw[i];
+
+			sampler_build_emit(p, cache, &lc, &sampler.stacks.entries[r->stack], 1,
+			    r->weight, r->time_ns, 1);
+		}
+		if (delta)
+			sampler.raw_sent = sampler.nraw;
+	}
+	free(cache);
+	free(lc.labels);
+
+	for (i = 0; i < sampler.ncomments; i++)
+		profile_add_comment(p, sampler.comments[i]);
+	snprintf(buf, sizeof buf, "mode: %s", mode);
+	profile_add_comment(p, buf);
+	snprintf(buf, sizeof buf, "frequency: %d", sampler.cfg.frequency);
+	profile_add_comment(p, buf);
+	snprintf(buf, sizeof buf, "samples: %llu", (unsigned long long)sampler.samples);
+	profile_add_comment(p, buf);
+	snprintf(buf, sizeof buf, "triggers: %llu",
+	    (unsigned long long)atomic_load(&sampler.triggers));
+	profile_add_comment(p, buf);
+	snprintf(buf, sizeof buf, "threads: %llu", (unsigned long long)sampler.nthreads);
+	profile_add_comment(p, buf);
+	return p;
+}
+
+/* Fill STATS from the counters. */
+void
+sampler_fill_stats(struct sampler_stats *stats)
+{
+	if (stats == NULL)
+		return;
+	stats->triggers = atomic_load(&sampler.triggers);
+	stats->samples = sampler.samples;
+	stats->timer_samples = sampler.timer_samples;
+	stats->job_ns = sampler.job_ns;
+	stats->threads = sampler.nthreads;
+	stats->duration_ns = util_mono_ns() - sampler.start_mono;
+	stats->worker_cpu_ns = sampler.worker_cpu_ns;
+}

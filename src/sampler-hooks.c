@@ -1,0 +1,334 @@
+/*
+ * sampler-hooks.c: the postponed job and the VM hooks, and how they bill
+ * a thread's time.  The job samples the thread holding the GVL; the GVL
+ * hook (wall mode) splits a release into running, blocked and waiting
+ * (agg_split_gvl); the GC hook bills each GC window as marking and
+ * sweeping (agg_gc_event); the thread hook bills a thread's last time.
+ * Each appends raw frame VALUEs to the active sample buffer, never a Ruby
+ * object or a string.  The GVL hook's SUSPENDED and READY events run
+ * without the GVL: there it must only store timestamps in the thread's
+ * own record, never call Ruby nor allocate.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sampler-int.h"
+#include "util.h"
+#include "xmalloc.h"
+
+/* A GVL hook left installed in a forked child (see sampler_hooks_remove),
+ * reused when the child samples again. */
+static rb_internal_thread_event_hook_t *sampler_orphan_gvl_hook;
+
+/* The reading of TD's billing clock: its CPU clock or the wall clock. */
+int64_t
+sampler_clock(const struct sampler_thread *td)
+{
+	int64_t now;
+
+	if (sampler.cfg.mode == SAMPLER_WALL)
+		return util_mono_ns();
+	if (sampler_read_clock(td->cpu_clock, &now) != 0)
+		return td->prev;	/* the thread is gone: nothing more to bill */
+	return now;
+}
+
+/* TD's billing clock read on TD's own thread: the fast CPU clock. */
+int64_t
+sampler_clock_self(struct sampler_thread *td)
+{
+	if (sampler.cfg.mode == SAMPLER_WALL || !td->clock_open)
+		return sampler_clock(td);
+	return cpuclock_read(&td->clock) + td->clock_offset;
+}
+
+/* Append one sample of TD's current stack to the active buffer. */
+static void
+sampler_record(struct sampler_thread *td, int64_t weight, int state)
+{
+	struct sampler_buffer *b;
+	struct sampler_sample *s;
+	int active;
+
+	if (weight <= 0)
+		return;
+	active = atomic_load(&sampler.active);
+	b = &sampler.buffers[active];
+	xgrow((void **)&b->samples, &b->samples_cap, b->nsamples + 1, sizeof *b->samples);
+	if (b->nframes + (size_t)td->depth > b->frames_cap) {
+		size_t cap = b->frames_cap;
+
+		xgrow((void **)&b->frames, &cap, b->nframes + td->depth, sizeof *b->frames);
+		b->lines = xrealloc(b->lines, cap * sizeof *b->lines);
+		b->frames_cap = cap;
+	}
+	if (td->depth > 0) {	/* the buffers may still be NULL */
+		memcpy(b->frames + b->nframes, td->stack, td->depth * sizeof(VALUE));
+		memcpy(b->lines + b->nframes, td->lines, td->depth * sizeof(int));
+	}
+	s = &b->samples[b->nsamples++];
+	s->frame_off = b->nframes;
+	s->depth = td->depth;
+	s->thread_seq = td->seq;
+	s->label_set = td->label_set;
+	s->state = state;
+	s->weight = weight;
+	s->time_ns = sampler.cfg.aggregate ? 0 : util_mono_ns() - sampler.start_mono;
+	b->nframes += td->depth;
+	sampler.samples++;
+
+	/* Hand a full buffer to the worker when it is free. */
+	if (b->nsamples >= SAMPLER_SWAP_THRESHOLD && sampler.worker_made &&
+	    !atomic_load(&sampler.swap_pending)) {
+		pthread_mutex_lock(&sampler.worker_mutex);
+		atomic_store(&sampler.active, active ^ 1);
+		atomic_store(&sampler.swap_pending, 1);
+		pthread_cond_signal(&sampler.worker_cond);
+		pthread_mutex_unlock(&sampler.worker_mutex);
+	}
+}
+
+/* Capture TD's stack into TD (SELF: TD is the current thread; else
+ * another thread's, with the GVL). */
+void
+sampler_capture(struct sampler_thread *td, int self)
+{
+	int *lines = sampler.cfg.lines ? td->lines : NULL;
+	int depth = self ?
+	    rb_profile_frames(0, SAMPLER_MAX_DEPTH, td->stack, lines) :
+	    rb_profile_thread_frames(td->thread, 0, SAMPLER_MAX_DEPTH, td->stack, lines);
+
+	if (depth < 0)
+		depth = 0;
+	if (!sampler.cfg.lines)
+		memset(td->lines, 0, depth * sizeof(int));
+	td->depth = depth;
+}
+
+/*
+ * Capture TD's stack (SELF: TD is the current thread) for billing the
+ * rest of its time; where no Ruby frame is left (a thread's end, the end
+ * proc at stop), the last stack it was seen with is billed instead.
+ */
+static void
+sampler_capture_or_keep(struct sampler_thread *td, int self)
+{
+	int depth = td->depth;
+
+	sampler_capture(td, self);
+	if (td->depth == 0)
+		td->depth = depth;
+}
+
+/*
+ * Bill what TD has not been billed up to NOW.  A thread off the GVL is
+ * billed as the RESUMED hook would: running up to the suspension, then
+ * blocked and waiting (wall mode).  TD's stack is captured already.
+ */
+void
+sampler_bill_rest(struct sampler_thread *td, int64_t now)
+{
+	if (sampler.cfg.mode == SAMPLER_WALL && td->suspended) {
+		struct agg_gvl_split split;
+
+		agg_split_gvl(td->prev, td->suspended_at, td->ready_at, now, &split);
+		sampler_record(td, split.running, AGG_STATE_NORMAL);
+		sampler_record(td, split.blocked, AGG_STATE_GVL_BLOCKED);
+		sampler_record(td, split.wait, AGG_STATE_GVL_WAIT);
+		td->suspended = 0;
+	} else {
+		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
+	}
+	td->prev = now;
+}
+
+/* Bill the rest of TD's time (SELF: TD is the current thread) to the
+ * stack it has now, or to its last one where no Ruby frame is left. */
+void
+sampler_bill_last(struct sampler_thread *td, int self)
+{
+	sampler_capture_or_keep(td, self);
+	sampler_bill_rest(td, self ? sampler_clock_self(td) : sampler_clock(td));
+}
+
+/* The postponed job: one timer sample of the thread holding the GVL. */
+void
+sampler_job(void *arg)
+{
+	struct sampler_thread *td;
+	int64_t t0, now;
+
+	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
+	    sampler.forked)
+		return;
+	t0 = util_mono_ns();
+	td = sampler_thread_current();
+	now = sampler_clock_self(td);
+	if (now > td->prev) {
+		sampler_capture(td, 1);
+		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
+		td->prev = now;
+		sampler.timer_samples++;
+	}
+	sampler.job_ns += (uint64_t)(util_mono_ns() - t0);
+}
+
+/* GVL hook (wall mode).  Only RESUMED holds the GVL. */
+static void
+sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *data,
+    void *arg)
+{
+	struct sampler_thread *td;
+	int64_t now;
+
+	if (!atomic_load(&sampler.armed) || sampler.forked ||
+	    sampler.cfg.mode != SAMPLER_WALL)
+		return;
+	td = sampler_thread_get(data->thread);
+	if (event & RUBY_INTERNAL_THREAD_EVENT_SUSPENDED) {
+		if (td != NULL) {
+			td->suspended_at = util_mono_ns();
+			td->ready_at = 0;
+			td->suspended = 1;
+		}
+		return;
+	}
+	if (event & RUBY_INTERNAL_THREAD_EVENT_READY) {
+		if (td != NULL)
+			td->ready_at = util_mono_ns();
+		return;
+	}
+	/* RESUMED, with the GVL. */
+	if (atomic_load(&sampler.building))
+		return;
+	if (td == NULL) {
+		if (data->thread != rb_thread_current())
+			return;
+		sampler_thread_create(data->thread);
+		return;
+	}
+	if (!td->suspended)
+		return;
+	now = util_mono_ns();
+	sampler_capture(td, data->thread == rb_thread_current());
+	sampler_bill_rest(td, now);
+}
+
+/* The window event of GC hook event EVENT. */
+static enum agg_gc_event
+sampler_gc_event(rb_event_flag_t event)
+{
+	if (event & RUBY_INTERNAL_EVENT_GC_ENTER)
+		return AGG_GC_ENTER;
+	if (event & RUBY_INTERNAL_EVENT_GC_START)
+		return AGG_GC_START;
+	if (event & RUBY_INTERNAL_EVENT_GC_END_MARK)
+		return AGG_GC_END_MARK;
+	if (event & RUBY_INTERNAL_EVENT_GC_END_SWEEP)
+		return AGG_GC_END_SWEEP;
+	return AGG_GC_EXIT;
+}
+
+/* GC hook: bills each GC window to the thread that entered it, split
+ * into mark and sweep spans (see agg_gc_event for the arithmetic). */
+static void
+sampler_gc_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE klass)
+{
+	enum agg_gc_event ev = sampler_gc_event(event);
+	struct sampler_thread *td;
+	int64_t w;
+	int state;
+
+	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
+	    sampler.forked)
+		return;
+	if (ev == AGG_GC_ENTER) {
+		td = sampler_thread_get(rb_thread_current());
+		sampler.gc_td = td;
+		sampler.gc_captured = 0;
+		agg_gc_enter(&sampler.gc, td != NULL, td != NULL ? sampler_clock_self(td) : 0);
+		return;
+	}
+	td = sampler.gc_td;
+	if (!agg_gc_bills(&sampler.gc, ev)) {
+		agg_gc_event(&sampler.gc, ev, 0, NULL, &state);
+	} else if ((w = agg_gc_event(&sampler.gc, ev, sampler_clock_self(td), &td->prev,
+	    &state)) > 0) {
+		if (!sampler.gc_captured) {
+			sampler_capture(td, 1);
+			sampler.gc_captured = 1;
+		}
+		sampler_record(td, w, state);
+	}
+	if (ev == AGG_GC_EXIT)
+		sampler.gc_td = NULL;
+}
+
+/* Thread begin/end hook (with the GVL, on the thread itself). */
+static void
+sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE klass)
+{
+	VALUE thread;
+	struct sampler_thread *td;
+
+	if (!sampler.started || sampler.forked)
+		return;
+	thread = rb_thread_current();
+	td = sampler_thread_get(thread);
+	if (event & RUBY_EVENT_THREAD_BEGIN) {
+		if (td == NULL)
+			sampler_thread_create(thread);
+		return;
+	}
+	/* THREAD_END: bill the rest of the thread's life and drop it. */
+	if (td == NULL)
+		return;
+	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building))
+		sampler_bill_last(td, 1);
+	sampler_thread_save_name(td);
+	sampler_thread_free(td);
+}
+
+/* Add the GC and thread hooks and, in wall mode, the GVL hook (or take
+ * back the one the parent left in this forked child). */
+void
+sampler_hooks_install(void)
+{
+	rb_add_event_hook(sampler_gc_hook,
+	    RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK |
+	    RUBY_INTERNAL_EVENT_GC_END_SWEEP | RUBY_INTERNAL_EVENT_GC_ENTER |
+	    RUBY_INTERNAL_EVENT_GC_EXIT, Qnil);
+	rb_add_event_hook(sampler_thread_hook,
+	    RUBY_EVENT_THREAD_BEGIN | RUBY_EVENT_THREAD_END, Qnil);
+	sampler.event_hooks = 1;
+	if (sampler_orphan_gvl_hook != NULL) {
+		sampler.gvl_hook = sampler_orphan_gvl_hook;
+		sampler_orphan_gvl_hook = NULL;
+	} else if (sampler.cfg.mode == SAMPLER_WALL) {
+		sampler.gvl_hook = rb_internal_thread_add_event_hook(sampler_gvl_hook,
+		    RUBY_INTERNAL_THREAD_EVENT_SUSPENDED | RUBY_INTERNAL_THREAD_EVENT_READY |
+		    RUBY_INTERNAL_THREAD_EVENT_RESUMED, NULL);
+	}
+}
+
+/* Remove the GVL, GC and thread hooks. */
+void
+sampler_hooks_remove(void)
+{
+	/* In a forked child the GVL hook stays, inert: removing it takes a
+	 * lock that a thread of the parent may have held at the fork, and
+	 * Ruby does not reset it. */
+	if (sampler.gvl_hook != NULL && !sampler.forked)
+		rb_internal_thread_remove_event_hook(sampler.gvl_hook);
+	else if (sampler.gvl_hook != NULL)
+		sampler_orphan_gvl_hook = sampler.gvl_hook;
+	sampler.gvl_hook = NULL;
+	if (sampler.event_hooks) {
+		rb_remove_event_hook(sampler_gc_hook);
+		rb_remove_event_hook(sampler_thread_hook);
+		sampler.event_hooks = 0;
+	}
+}

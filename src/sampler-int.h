@@ -1,0 +1,263 @@
+/*
+ * sampler-int.h: what the parts of the sampler share; nothing but
+ * src/sampler*.c may include it (sampler.h is the API).  One state, `sampler`, is kept by sampler.c (start, stop,
+ * snapshots, control jobs), sampler-timer.c (clocks, timer, worker),
+ * sampler-hooks.c (the job and the VM hooks, billing), sampler-threads.c
+ * (thread records, GC marking, fork) and sampler-build.c (the profile).
+ *
+ * Who runs what:
+ * - The timer (a POSIX timer whose real-time signal goes to the worker
+ *   thread, or the worker thread itself sleeping between ticks) only
+ *   counts the tick and triggers the postponed job.  The signal handler
+ *   touches no Ruby API and allocates nothing.
+ * - The postponed job runs on the thread holding the GVL at a safepoint:
+ *   it bills the thread's clock since its previous sample to the current
+ *   stack and appends the raw frame VALUEs to the active sample buffer.
+ *   No Ruby object is made and no string is built there.
+ * - The GVL hooks (wall mode) and the GC hooks split time into labelled
+ *   samples: off the GVL (%GVL=blocked), waiting for it (%GVL=wait), GC
+ *   marking and sweeping (%GC=mark, %GC=sweep).  The hooks that run
+ *   without the GVL (SUSPENDED, READY) only store timestamps in the
+ *   thread's own record.  The stack is taken when the thread gets the GVL
+ *   back: it cannot have changed while the thread ran no Ruby code.
+ * - The worker thread (no GVL, not a Ruby thread) folds full buffers into
+ *   the frame table (frame VALUE and line -> id) and the stack table
+ *   (frame ids, thread, label set, VM state -> weight), so memory grows
+ *   with unique stacks, not with run time.
+ * - Frame VALUEs held here are marked for the GC (pinned, so compaction
+ *   cannot move them) until the profile is built, where they are resolved
+ *   to names with the GVL held.
+ *
+ * Billing: each thread keeps `prev`, the reading of its clock (its CPU
+ * clock in cpu mode, CLOCK_MONOTONIC in wall mode) up to which its time
+ * has been billed.  Every sample bills [prev, now) and moves prev to now;
+ * GC samples bill the GC's own span and push prev forward by as much, so
+ * the next timer sample does not bill it again.  The arithmetic of both
+ * splits, around a GVL release and across a GC, is in aggregate.c.
+ */
+#ifndef RPERF_SAMPLER_INT_H
+#define RPERF_SAMPLER_INT_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <ruby.h>
+#include <ruby/debug.h>
+#include <ruby/thread.h>
+
+#include "aggregate.h"
+#include "cpuclock.h"
+#include "sampler.h"
+
+/* Buffer this many samples before handing them to the worker. */
+#define SAMPLER_SWAP_THRESHOLD	1024
+
+/* One sample as the job records it: raw frames, not yet interned. */
+struct sampler_sample {
+	size_t frame_off;
+	int depth;
+	int thread_seq;
+	int label_set;
+	int state;
+	int64_t weight;
+	int64_t time_ns;	/* since start, for --no-aggregate */
+};
+
+/* Samples and their frames, written by the job and the hooks; two of
+ * them, one handed to the worker while the other fills. */
+struct sampler_buffer {
+	struct sampler_sample *samples;
+	size_t nsamples, samples_cap;
+	VALUE *frames;
+	int *lines;
+	size_t nframes, frames_cap;
+};
+
+/* Per Ruby thread; lives in the thread's specific storage. */
+struct sampler_thread {
+	VALUE thread;
+	int seq;
+	clockid_t cpu_clock;	/* this thread's CPU clock, readable anywhere */
+	/* The fast reading of the same clock, on this thread only; its
+	 * origin moved onto cpu_clock's by clock_offset. */
+	struct cpuclock clock;
+	int64_t clock_offset;
+	int clock_open;
+	int64_t prev;		/* clock reading billed up to */
+	int label_set;
+	/* Set without the GVL by SUSPENDED/READY, read at RESUMED. */
+	int suspended;
+	int64_t suspended_at;
+	int64_t ready_at;
+	/* The stack last captured on this thread (for the job, the hooks
+	 * and the time left at exit or stop). */
+	int depth;
+	VALUE stack[SAMPLER_MAX_DEPTH];
+	int lines[SAMPLER_MAX_DEPTH];
+	struct sampler_thread *next;
+	struct sampler_thread **pprev;
+};
+
+/* One sample kept whole with --no-aggregate. */
+struct sampler_raw {
+	uint32_t stack;
+	int64_t weight;
+	int64_t time_ns;
+};
+
+/* The name of a thread (by its sequence number) for the profile. */
+struct sampler_thread_name {
+	int seq;
+	char *name;
+};
+
+/* The sampler's whole state (one per process). */
+struct sampler {
+	struct sampler_config cfg;
+	int started;
+	/* Set in a forked child (pthread_atfork), where nothing is sampled:
+	 * a flag, not getpid(), because getpid() is a system call and the
+	 * hooks check this on every event. */
+	volatile int forked;
+	atomic_int armed;		/* the timer runs and hooks record */
+	atomic_int building;		/* a profile is being built: job idles */
+	int profile_depth;		/* nested Rperf.profile blocks */
+
+	rb_postponed_job_handle_t job;
+	rb_postponed_job_handle_t interval_job;
+	rb_postponed_job_handle_t control_job;
+	atomic_int pending_arm;		/* for the control job */
+	atomic_int pending_disarm;
+	atomic_int pending_snapshot;
+	struct sigaction old_control_action;
+	int control_set;
+	int64_t sent_real_ns;		/* CLOCK_REALTIME of the last interval's end */
+	size_t raw_sent;		/* raw samples handed out as intervals */
+	rb_internal_thread_specific_key_t key;
+	rb_internal_thread_event_hook_t *gvl_hook;
+	int event_hooks;
+	VALUE wrapper;			/* marks our frames for the GC */
+
+	/* timer */
+	int use_signal;
+	timer_t timer;
+	int timer_made;
+	struct sigaction old_action;
+	int handler_set;
+	pthread_t worker;
+	int worker_made;
+	atomic_int worker_tid;
+
+	/* worker hand-off */
+	pthread_mutex_t worker_mutex;
+	pthread_cond_t worker_cond;
+	int quit;
+	atomic_int swap_pending;	/* the standby buffer awaits the worker */
+	atomic_int active;		/* buffer the job writes */
+	struct sampler_buffer buffers[2];
+
+	/* aggregate; table_mutex guards it and the standby buffer against
+	 * the GC's mark function while the worker changes them */
+	pthread_mutex_t table_mutex;
+	struct agg_frames frames;
+	struct agg_stacks stacks;
+	struct sampler_raw *raw;
+	size_t nraw, raw_cap;
+
+	/* threads */
+	struct sampler_thread *threads;
+	int next_seq;
+	struct sampler_thread_name *names;
+	size_t nnames, names_cap;
+
+	/* GC window in progress */
+	struct agg_gc_window gc;
+	struct sampler_thread *gc_td;	/* the thread billed for it */
+	int gc_captured;		/* gc_td's stack is taken */
+
+	/* metadata */
+	int64_t start_real_ns;		/* CLOCK_REALTIME at start */
+	int64_t start_mono;
+	char **comments;
+	size_t ncomments, comments_cap;
+
+	/* stats */
+	atomic_uint_fast64_t triggers;
+	uint64_t samples;
+	uint64_t timer_samples;
+	uint64_t job_ns;
+	uint64_t nthreads;
+	uint64_t worker_cpu_ns;		/* read before the worker exits */
+};
+
+extern struct sampler sampler;
+
+/* sampler-timer.c: clocks, the timer, the worker and its hand-off */
+/* Read clock ID in nanoseconds into *NS; 0, or -1 (nothing read). */
+int sampler_read_clock(clockid_t id, int64_t *ns);
+/* The real time now, in ns since the epoch. */
+int64_t sampler_real_ns(void);
+/* The sampling period in nanoseconds. */
+int64_t sampler_period_ns(void);
+/* Install the signal handlers, start the worker and make the timer;
+ * 0, or -1 with a message in ERR (undone by sampler_timer_release). */
+int sampler_timer_start(char *err, size_t errlen);
+/* Start or stop the POSIX timer. */
+void sampler_timer_set(int on);
+/* Delete the timer, stop the worker, restore the signal handlers. */
+void sampler_timer_release(void);
+/* Stop the worker thread (noting its CPU time) and wait for it. */
+void sampler_worker_quit(void);
+/* Wait until the worker has folded any buffer handed to it. */
+void sampler_wait_worker(void);
+/* Fold both buffers into the tables (the worker is idle or gone). */
+void sampler_drain(void);
+/* Free the buffers and the tables. */
+void sampler_tables_release(void);
+
+/* sampler-hooks.c: the job, the VM hooks and billing (with the GVL) */
+/* The reading of TD's billing clock; on TD's own thread, the fast one. */
+int64_t sampler_clock(const struct sampler_thread *td);
+int64_t sampler_clock_self(struct sampler_thread *td);
+/* Capture TD's stack (SELF: TD is the current thread). */
+void sampler_capture(struct sampler_thread *td, int self);
+/* Bill what TD has not been billed up to NOW to its captured stack. */
+void sampler_bill_rest(struct sampler_thread *td, int64_t now);
+/* Bill the rest of TD's time to its stack now, or its last one. */
+void sampler_bill_last(struct sampler_thread *td, int self);
+/* The postponed job: one timer sample of the thread holding the GVL. */
+void sampler_job(void *arg);
+/* Add the GC, thread and (wall mode) GVL hooks; remove them. */
+void sampler_hooks_install(void);
+void sampler_hooks_remove(void);
+
+/* sampler-threads.c: thread records, GC marking, fork */
+/* Make the locks (afresh in a forked child). */
+void sampler_locks_init(void);
+/* The thread key, the fork handlers and the GC wrapper; undone (but the
+ * key and the fork handlers, made once) by sampler_threads_release. */
+void sampler_threads_init(void);
+void sampler_threads_release(void);
+/* The record of THREAD, or NULL; make the current thread's; either. */
+struct sampler_thread *sampler_thread_get(VALUE thread);
+struct sampler_thread *sampler_thread_create(VALUE thread);
+struct sampler_thread *sampler_thread_current(void);
+/* Remember TD's thread name; unlink and free TD. */
+void sampler_thread_save_name(struct sampler_thread *td);
+void sampler_thread_free(struct sampler_thread *td);
+/* Save the names of live threads. */
+void sampler_save_live_names(void);
+/* Reset every thread's baseline to now (the timer is being armed). */
+void sampler_reset_baselines(void);
+
+/* sampler-build.c: the profile, from the tables (with the GVL) */
+/* The whole run, or with DELTA what came since the last interval. */
+struct profile *sampler_build(int delta);
+/* Fill STATS (may be NULL) from the counters. */
+void sampler_fill_stats(struct sampler_stats *stats);
+
+#endif

@@ -1,0 +1,258 @@
+/*
+ * sampler-threads.c: the sampler's record of each Ruby thread (kept in
+ * the thread's specific storage, listed for stop and marking), the names
+ * of threads that ended, the GC marking of every frame VALUE the sampler
+ * holds, and what a fork does to all this.  Frames are held as raw
+ * VALUEs, so they must stay marked (and pinned) until the profile is
+ * built; the mark function runs inside the GC and must never allocate.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sampler-int.h"
+#include "xmalloc.h"
+
+static int sampler_atfork_set;
+static int sampler_key_made;
+/* Made once per process (keys cannot be deleted), kept across starts. */
+static rb_internal_thread_specific_key_t sampler_key;
+
+/* The record of THREAD, or NULL. */
+struct sampler_thread *
+sampler_thread_get(VALUE thread)
+{
+	return rb_internal_thread_specific_get(thread, sampler.key);
+}
+
+/* Make the record of the current thread (with the GVL, on that thread). */
+struct sampler_thread *
+sampler_thread_create(VALUE thread)
+{
+	struct sampler_thread *td = xcalloc(1, sizeof *td);
+
+	td->thread = thread;
+	td->seq = ++sampler.next_seq;
+	if (pthread_getcpuclockid(pthread_self(), &td->cpu_clock) != 0)
+		td->cpu_clock = CLOCK_THREAD_CPUTIME_ID;
+	if (sampler.cfg.mode == SAMPLER_CPU) {
+		int64_t now = 0;
+
+		cpuclock_open(&td->clock);
+		sampler_read_clock(td->cpu_clock, &now);
+		td->clock_offset = now - cpuclock_read(&td->clock);
+		td->clock_open = 1;
+	}
+	td->prev = sampler_clock_self(td);
+	td->next = sampler.threads;
+	if (td->next != NULL)
+		td->next->pprev = &td->next;
+	td->pprev = &sampler.threads;
+	sampler.threads = td;
+	sampler.nthreads++;
+	rb_internal_thread_specific_set(thread, sampler.key, td);
+	return td;
+}
+
+/* The current thread's record, made if needed. */
+struct sampler_thread *
+sampler_thread_current(void)
+{
+	VALUE thread = rb_thread_current();
+	struct sampler_thread *td = sampler_thread_get(thread);
+
+	return td != NULL ? td : sampler_thread_create(thread);
+}
+
+/* Thread#name of thread ARG (called under rb_protect). */
+static VALUE
+sampler_thread_name_body(VALUE arg)
+{
+	return rb_funcall((VALUE)arg, rb_intern("name"), 0);
+}
+
+/* Remember TD's thread name (Thread#name) for the profile. */
+void
+sampler_thread_save_name(struct sampler_thread *td)
+{
+	VALUE name;
+	size_t i;
+	int state = 0;
+
+	name = rb_protect(sampler_thread_name_body, td->thread, &state);
+	if (state != 0) {
+		rb_set_errinfo(Qnil);
+		return;
+	}
+	if (!RB_TYPE_P(name, T_STRING))
+		return;
+	for (i = 0; i < sampler.nnames; i++) {
+		if (sampler.names[i].seq == td->seq) {
+			free(sampler.names[i].name);
+			sampler.names[i].name = xstrndup(RSTRING_PTR(name), RSTRING_LEN(name));
+			return;
+		}
+	}
+	xgrow((void **)&sampler.names, &sampler.names_cap, sampler.nnames + 1,
+	    sizeof *sampler.names);
+	sampler.names[sampler.nnames].seq = td->seq;
+	sampler.names[sampler.nnames].name = xstrndup(RSTRING_PTR(name), RSTRING_LEN(name));
+	sampler.nnames++;
+}
+
+/* Unlink and free TD (with the GVL). */
+void
+sampler_thread_free(struct sampler_thread *td)
+{
+	rb_internal_thread_specific_set(td->thread, sampler.key, NULL);
+	*td->pprev = td->next;
+	if (td->next != NULL)
+		td->next->pprev = td->pprev;
+	if (td->clock_open)
+		cpuclock_close(&td->clock);
+	free(td);
+}
+
+/* Save the names of live threads. */
+void
+sampler_save_live_names(void)
+{
+	struct sampler_thread *td;
+
+	for (td = sampler.threads; td != NULL; td = td->next)
+		sampler_thread_save_name(td);
+}
+
+/* Reset every thread's baseline to now (the timer is being armed). */
+void
+sampler_reset_baselines(void)
+{
+	struct sampler_thread *td;
+	VALUE current = rb_thread_current();
+
+	for (td = sampler.threads; td != NULL; td = td->next) {
+		td->prev = td->thread == current ? sampler_clock_self(td) : sampler_clock(td);
+		td->suspended = 0;
+	}
+}
+
+/* Mark every frame VALUE we hold (pinning them: we keep raw VALUEs). */
+static void
+sampler_mark(void *ptr)
+{
+	struct sampler_thread *td;
+	int i;
+
+	if (!sampler.started || sampler.forked)
+		return;
+	pthread_mutex_lock(&sampler.table_mutex);
+	for (i = 0; i < 2; i++) {
+		if (sampler.buffers[i].nframes > 0)
+			rb_gc_mark_locations(sampler.buffers[i].frames,
+			    sampler.buffers[i].frames + sampler.buffers[i].nframes);
+	}
+	if (sampler.frames.count > 0)
+		rb_gc_mark_locations((const VALUE *)sampler.frames.keys,
+		    (const VALUE *)sampler.frames.keys + sampler.frames.count);
+	pthread_mutex_unlock(&sampler.table_mutex);
+	for (td = sampler.threads; td != NULL; td = td->next) {
+		if (td->depth > 0)
+			rb_gc_mark_locations(td->stack, td->stack + td->depth);
+	}
+}
+
+/* The GC wrapper's type: it only marks. */
+static const rb_data_type_t sampler_wrapper_type = {
+	.wrap_struct_name = "rperf_sampler",
+	.function = { .dmark = sampler_mark },
+	.flags = RUBY_TYPED_FREE_IMMEDIATELY,
+};
+
+/* Make the locks (afresh in a forked child, where a thread that is gone
+ * may hold them); the worker's waits are on CLOCK_MONOTONIC. */
+void
+sampler_locks_init(void)
+{
+	pthread_condattr_t ca;
+
+	pthread_mutex_init(&sampler.worker_mutex, NULL);
+	pthread_mutex_init(&sampler.table_mutex, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sampler.worker_cond, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+/* Before a fork: wait until the worker is out of the tables, where it
+ * allocates, so that no allocator lock is held across the fork by a
+ * thread the child will not have (glibc's malloc guards itself; the
+ * sanitizers' allocators of older compilers do not). */
+static void
+sampler_atfork_prepare(void)
+{
+	if (sampler.started && !sampler.forked)
+		pthread_mutex_lock(&sampler.table_mutex);
+}
+
+/* After a fork, in the parent: let the worker go on. */
+static void
+sampler_atfork_parent(void)
+{
+	if (sampler.started && !sampler.forked)
+		pthread_mutex_unlock(&sampler.table_mutex);
+}
+
+/* In a forked child the timer and worker are gone and the locks may be
+ * held by a thread that no longer exists: make them usable, sample nothing. */
+static void
+sampler_atfork_child(void)
+{
+	if (!sampler.started)
+		return;
+	sampler.forked = 1;
+	atomic_store(&sampler.armed, 0);
+	sampler_locks_init();
+	sampler.worker_made = 0;
+	sampler.timer_made = 0;
+}
+
+/* The thread key and the fork handlers (made once per process), and the
+ * GC wrapper that marks our frames. */
+void
+sampler_threads_init(void)
+{
+	if (!sampler_key_made) {
+		sampler_key = rb_internal_thread_specific_key_create();
+		sampler_key_made = 1;
+	}
+	sampler.key = sampler_key;
+	if (!sampler_atfork_set) {
+		pthread_atfork(sampler_atfork_prepare, sampler_atfork_parent,
+		    sampler_atfork_child);
+		sampler_atfork_set = 1;
+	}
+	sampler.wrapper = TypedData_Wrap_Struct(0, &sampler_wrapper_type, &sampler);
+	rb_gc_register_address(&sampler.wrapper);
+}
+
+/* Free every thread record and saved name; drop the GC wrapper. */
+void
+sampler_threads_release(void)
+{
+	size_t i;
+
+	while (sampler.threads != NULL)
+		sampler_thread_free(sampler.threads);
+	for (i = 0; i < sampler.nnames; i++)
+		free(sampler.names[i].name);
+	free(sampler.names);
+	sampler.names = NULL;
+	sampler.nnames = sampler.names_cap = 0;
+	if (sampler.wrapper != Qfalse) {
+		DATA_PTR(sampler.wrapper) = NULL;
+		rb_gc_unregister_address(&sampler.wrapper);
+		sampler.wrapper = Qfalse;
+	}
+}

@@ -1,0 +1,367 @@
+/*
+ * sampler-timer.c: the sampler's clocks, its timer and its worker thread.
+ * The timer (a POSIX timer whose real-time signal goes to the worker, or
+ * the worker itself sleeping between ticks) only counts the tick and
+ * triggers the postponed job; the worker folds full sample buffers into
+ * the frame and stack tables and triggers the interval and control jobs
+ * when they are due.  The signal handlers and the worker hold no GVL:
+ * they must never touch the Ruby API beyond rb_postponed_job_trigger,
+ * and the handlers must never allocate.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sampler-int.h"
+#include "util.h"
+#include "xmalloc.h"
+
+/* Read clock ID in nanoseconds into *NS; 0, or -1 (nothing read). */
+int
+sampler_read_clock(clockid_t id, int64_t *ns)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) != 0)
+		return -1;
+	*ns = (int64_t)ts.tv_sec * UTIL_NS_PER_SEC + ts.tv_nsec;
+	return 0;
+}
+
+/* The real time now, in ns since the epoch. */
+int64_t
+sampler_real_ns(void)
+{
+	int64_t now = 0;
+
+	sampler_read_clock(CLOCK_REALTIME, &now);
+	return now;
+}
+
+/* NS nanoseconds as a timespec. */
+static struct timespec
+sampler_timespec(int64_t ns)
+{
+	struct timespec ts;
+
+	ts.tv_sec = ns / UTIL_NS_PER_SEC;
+	ts.tv_nsec = ns % UTIL_NS_PER_SEC;
+	return ts;
+}
+
+/* The sampling period in nanoseconds. */
+int64_t
+sampler_period_ns(void)
+{
+	return UTIL_NS_PER_SEC / sampler.cfg.frequency;
+}
+
+/* The timer signal's handler: count and ask for a sample. Nothing else. */
+static void
+sampler_signal_handler(int sig)
+{
+	int saved = errno;
+
+	atomic_fetch_add(&sampler.triggers, 1);
+	rb_postponed_job_trigger(sampler.job);
+	errno = saved;
+}
+
+/* The control signal's handler: ask for a snapshot.  Nothing else. */
+static void
+sampler_control_handler(int sig)
+{
+	int saved = errno;
+
+	atomic_store(&sampler.pending_snapshot, 1);
+	rb_postponed_job_trigger(sampler.control_job);
+	errno = saved;
+}
+
+/* Install HANDLER for signal SIG, the old action kept in *OLD; 0, or -1
+ * with a message in ERR. */
+static int
+sampler_timer_handler(int sig, void (*handler)(int), struct sigaction *old,
+    char *err, size_t errlen)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, old) == 0)
+		return 0;
+	snprintf(err, errlen, "cannot install a handler for signal %d: %s", sig,
+	    strerror(errno));
+	return -1;
+}
+
+/* Start or stop the POSIX timer. */
+void
+sampler_timer_set(int on)
+{
+	struct itimerspec its;
+
+	if (!sampler.timer_made)
+		return;
+	memset(&its, 0, sizeof its);
+	if (on) {
+		its.it_value = sampler_timespec(sampler_period_ns());
+		its.it_interval = its.it_value;
+	}
+	timer_settime(sampler.timer, 0, &its, NULL);
+}
+
+/* Fold every sample of B into the tables, then empty B. */
+static void
+sampler_aggregate(struct sampler_buffer *b)
+{
+	uint32_t ids[SAMPLER_MAX_DEPTH];
+	size_t i;
+	int d;
+
+	for (i = 0; i < b->nsamples; i++) {
+		const struct sampler_sample *s = &b->samples[i];
+		uint32_t k;
+
+		pthread_mutex_lock(&sampler.table_mutex);
+		for (d = 0; d < s->depth; d++)
+			ids[d] = agg_frames_intern(&sampler.frames,
+			    b->frames[s->frame_off + d], b->lines[s->frame_off + d]);
+		k = agg_stacks_add(&sampler.stacks, ids, (uint32_t)s->depth,
+		    s->thread_seq, s->label_set, s->state, s->weight);
+		if (!sampler.cfg.aggregate) {
+			xgrow((void **)&sampler.raw, &sampler.raw_cap, sampler.nraw + 1,
+			    sizeof *sampler.raw);
+			sampler.raw[sampler.nraw].stack = k;
+			sampler.raw[sampler.nraw].weight = s->weight;
+			sampler.raw[sampler.nraw].time_ns = s->time_ns;
+			sampler.nraw++;
+		}
+		pthread_mutex_unlock(&sampler.table_mutex);
+	}
+	pthread_mutex_lock(&sampler.table_mutex);
+	b->nsamples = 0;
+	b->nframes = 0;
+	pthread_mutex_unlock(&sampler.table_mutex);
+}
+
+/* The worker: folds handed-over buffers; in thread-timer mode, ticks too. */
+static void *
+sampler_worker_main(void *arg)
+{
+	int64_t period = sampler_period_ns();
+	int64_t next_tick = 0, next_interval = util_mono_ns() + sampler.cfg.interval_ns;
+	int64_t arm_at = sampler.cfg.delay_ns > 0 ? sampler.start_mono + sampler.cfg.delay_ns : 0;
+	int64_t disarm_at = sampler.cfg.duration_ns > 0 ?
+	    sampler.start_mono + sampler.cfg.delay_ns + sampler.cfg.duration_ns : 0;
+	int was_ticking = 0;
+	sigset_t set;
+
+	/* Only the timer signal is ours to take; Ruby's are not. */
+	sigfillset(&set);
+	if (sampler.use_signal)
+		sigdelset(&set, sampler.cfg.signal);
+	pthread_sigmask(SIG_SETMASK, &set, NULL);
+	atomic_store(&sampler.worker_tid, (int)syscall(SYS_gettid));
+
+	pthread_mutex_lock(&sampler.worker_mutex);
+	while (!sampler.quit) {
+		int64_t now, deadline = INT64_MAX;
+		int ticking;
+
+		if (atomic_load(&sampler.swap_pending)) {
+			int standby = atomic_load(&sampler.active) ^ 1;
+
+			pthread_mutex_unlock(&sampler.worker_mutex);
+			sampler_aggregate(&sampler.buffers[standby]);
+			pthread_mutex_lock(&sampler.worker_mutex);
+			atomic_store(&sampler.swap_pending, 0);
+			pthread_cond_broadcast(&sampler.worker_cond);
+			continue;
+		}
+		/* The timer thread ticks at absolute times, so no drift. */
+		now = util_mono_ns();
+		ticking = !sampler.use_signal && atomic_load(&sampler.armed);
+		if (ticking && !was_ticking)
+			next_tick = now + period;
+		was_ticking = ticking;
+		if (ticking)
+			deadline = next_tick;
+		if (sampler.cfg.interval_ns > 0 && next_interval < deadline)
+			deadline = next_interval;
+		if (arm_at > 0 && arm_at < deadline)
+			deadline = arm_at;
+		if (disarm_at > 0 && disarm_at < deadline)
+			deadline = disarm_at;
+		if (deadline == INT64_MAX) {
+			pthread_cond_wait(&sampler.worker_cond, &sampler.worker_mutex);
+		} else if (deadline > now) {
+			struct timespec ts = sampler_timespec(deadline);
+
+			pthread_cond_timedwait(&sampler.worker_cond, &sampler.worker_mutex, &ts);
+		}
+		if (sampler.quit)
+			break;
+		now = util_mono_ns();
+		if (ticking && atomic_load(&sampler.armed) && now >= next_tick) {
+			atomic_fetch_add(&sampler.triggers, 1);
+			rb_postponed_job_trigger(sampler.job);
+			next_tick += period;
+			/* Far behind (the machine was busy): skip missed ticks. */
+			if (now - next_tick > 10 * period)
+				next_tick = now + period;
+		}
+		if (arm_at > 0 && now >= arm_at) {
+			atomic_store(&sampler.pending_arm, 1);
+			rb_postponed_job_trigger(sampler.control_job);
+			arm_at = 0;
+		}
+		if (disarm_at > 0 && now >= disarm_at) {
+			atomic_store(&sampler.pending_disarm, 1);
+			rb_postponed_job_trigger(sampler.control_job);
+			disarm_at = 0;
+		}
+		if (sampler.cfg.interval_ns > 0 && now >= next_interval) {
+			rb_postponed_job_trigger(sampler.interval_job);
+			next_interval += sampler.cfg.interval_ns;
+			if (next_interval <= now)
+				next_interval = now + sampler.cfg.interval_ns;
+		}
+	}
+	pthread_mutex_unlock(&sampler.worker_mutex);
+	return NULL;
+}
+
+/* Wait until the worker has folded any buffer handed to it. */
+void
+sampler_wait_worker(void)
+{
+	if (!sampler.worker_made)
+		return;
+	pthread_mutex_lock(&sampler.worker_mutex);
+	while (atomic_load(&sampler.swap_pending))
+		pthread_cond_wait(&sampler.worker_cond, &sampler.worker_mutex);
+	pthread_mutex_unlock(&sampler.worker_mutex);
+}
+
+/* Fold both buffers into the tables (the worker is idle or gone). */
+void
+sampler_drain(void)
+{
+	int active = atomic_load(&sampler.active);
+
+	if (atomic_load(&sampler.swap_pending)) {
+		sampler_aggregate(&sampler.buffers[active ^ 1]);
+		atomic_store(&sampler.swap_pending, 0);
+	}
+	sampler_aggregate(&sampler.buffers[active]);
+}
+
+/* Stop the worker thread (noting the CPU time it used) and wait for it
+ * to end. */
+void
+sampler_worker_quit(void)
+{
+	clockid_t cid;
+	int64_t ns;
+
+	if (!sampler.worker_made)
+		return;
+	if (pthread_getcpuclockid(sampler.worker, &cid) == 0 &&
+	    sampler_read_clock(cid, &ns) == 0)
+		sampler.worker_cpu_ns = (uint64_t)ns;
+	pthread_mutex_lock(&sampler.worker_mutex);
+	sampler.quit = 1;
+	pthread_cond_broadcast(&sampler.worker_cond);
+	pthread_mutex_unlock(&sampler.worker_mutex);
+	pthread_join(sampler.worker, NULL);
+	sampler.worker_made = 0;
+}
+
+/* Install the signal handlers, start the worker and make the timer
+ * (whatever was done is undone by sampler_timer_release). */
+int
+sampler_timer_start(char *err, size_t errlen)
+{
+	struct sigevent sev;
+
+	if (sampler.cfg.control_signal > 0) {
+		if (sampler_timer_handler(sampler.cfg.control_signal, sampler_control_handler,
+		    &sampler.old_control_action, err, errlen) != 0)
+			return -1;
+		sampler.control_set = 1;
+	}
+	if (sampler.use_signal) {
+		if (sampler_timer_handler(sampler.cfg.signal, sampler_signal_handler,
+		    &sampler.old_action, err, errlen) != 0)
+			return -1;
+		sampler.handler_set = 1;
+	}
+	if (pthread_create(&sampler.worker, NULL, sampler_worker_main, NULL) != 0) {
+		snprintf(err, errlen, "cannot start the sampler thread: %s", strerror(errno));
+		return -1;
+	}
+	sampler.worker_made = 1;
+	if (!sampler.use_signal)
+		return 0;
+	/* The timer's signal goes to the worker, once it says who it is. */
+	while (atomic_load(&sampler.worker_tid) == 0)
+		sched_yield();
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = sampler.cfg.signal;
+	sev._sigev_un._tid = atomic_load(&sampler.worker_tid);
+	if (timer_create(CLOCK_MONOTONIC, &sev, &sampler.timer) != 0) {
+		snprintf(err, errlen, "cannot create the sampling timer: %s", strerror(errno));
+		return -1;
+	}
+	sampler.timer_made = 1;
+	return 0;
+}
+
+/* Delete the timer, stop the worker, restore the signal handlers. */
+void
+sampler_timer_release(void)
+{
+	if (sampler.timer_made) {
+		timer_delete(sampler.timer);
+		sampler.timer_made = 0;
+	}
+	sampler_worker_quit();
+	if (sampler.handler_set) {
+		sigaction(sampler.cfg.signal, &sampler.old_action, NULL);
+		sampler.handler_set = 0;
+	}
+	if (sampler.control_set) {
+		sigaction(sampler.cfg.control_signal, &sampler.old_control_action, NULL);
+		sampler.control_set = 0;
+	}
+}
+
+/* Free the buffers and the tables (the worker is gone). */
+void
+sampler_tables_release(void)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		free(sampler.buffers[i].samples);
+		free(sampler.buffers[i].frames);
+		free(sampler.buffers[i].lines);
+	}
+	memset(sampler.buffers, 0, sizeof sampler.buffers);
+	agg_frames_release(&sampler.frames);
+	agg_stacks_release(&sampler.stacks);
+	free(sampler.raw);
+	sampler.raw = NULL;
+	sampler.nraw = sampler.raw_cap = 0;
+}
