@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "aggregate.h"
+#include "testutil.h"
 
 START_TEST(test_frames_dedup)
 {
@@ -264,13 +265,12 @@ START_TEST(test_gc_unbilled_and_overlapping)
 }
 END_TEST
 
-int
-main(void)
+/* The tests of the aggregation tables and the billing arithmetic. */
+static Suite *
+aggregate_suite(void)
 {
 	Suite *s = suite_create("aggregate");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_frames_dedup);
 	tcase_add_test(tc, test_frames_grow);
@@ -282,9 +282,11 @@ main(void)
 	tcase_add_test(tc, test_gc_boundaries);
 	tcase_add_test(tc, test_gc_unbilled_and_overlapping);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return s;
+}
+
+int
+main(void)
+{
+	return tu_run(aggregate_suite());
 }
