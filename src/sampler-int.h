@@ -1,7 +1,8 @@
 /*
  * sampler-int.h: what the parts of the sampler share; nothing but
- * src/sampler*.c may include it (sampler.h is the API).  One state, `sampler`, is kept by sampler.c (start, stop,
- * snapshots, control jobs), sampler-timer.c (clocks, timer, worker),
+ * src/sampler*.c may include it (sampler.h is the API).  One state,
+ * `sampler`, is kept by sampler.c (start, stop, snapshots, control
+ * jobs), sampler-timer.c (clocks, timer, worker),
  * sampler-hooks.c (the job and the VM hooks, billing), sampler-threads.c
  * (thread records, GC marking, fork) and sampler-build.c (the profile).
  *

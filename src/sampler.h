@@ -82,8 +82,9 @@ struct sampler_stats {
 int sampler_default_signal(void);
 
 /*
- * Install the hooks and, unless deferred, arm the timer.  Needs the GVL and an initialised VM.  Returns 0, or -1 with a
- * message in ERR and nothing left installed.
+ * Install the hooks and, unless deferred, arm the timer.  Needs the GVL
+ * and an initialised VM.  Returns 0, or -1 with a message in ERR and
+ * nothing left installed.
  */
 int sampler_start(const struct sampler_config *cfg, char *err, size_t errlen);
 
