@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "format.h"
 #include "output.h"
 #include "profile.h"
 #include "sampler.h"
@@ -192,31 +193,6 @@ stat_collect(struct stat *st, const struct profile *p, const struct sampler_stat
 	st->run.valid = 1;
 }
 
-/* A number with thousands separators and DECIMALS decimals. */
-static const char *
-stat_format(double x, int decimals, char *buf, size_t len)
-{
-	char raw[64], *dot;
-	size_t n, i, o = 0, lead;
-	int neg = x < 0;
-
-	snprintf(raw, sizeof raw, "%.*f", decimals, neg ? -x : x);
-	dot = strchr(raw, '.');
-	lead = dot ? (size_t)(dot - raw) : strlen(raw);
-	if (neg && o + 1 < len)
-		buf[o++] = '-';
-	for (i = 0; i < lead && o + 2 < len; i++) {
-		buf[o++] = raw[i];
-		n = lead - i - 1;
-		if (n > 0 && n % 3 == 0)
-			buf[o++] = ',';
-	}
-	for (i = lead; raw[i] != '\0' && o + 1 < len; i++)
-		buf[o++] = raw[i];
-	buf[o] = '\0';
-	return buf;
-}
-
 /* The mean and standard deviation of figure F over RUNS. */
 static void
 stat_mean(const struct stat_run *runs, size_t n, int f, double *mean, double *sd)
@@ -267,10 +243,10 @@ stat_print_text(const struct stat *st, const struct stat_run *runs, size_t n, FI
 			group = d->group;
 		}
 		if (f >= F_CPU && f <= F_SWEEP && profiled > 0)
-			snprintf(pct, sizeof pct, "%5.1f%%", mean[f] * 100 / profiled);
+			format_pct(pct, sizeof pct, mean[f], profiled);
 		if (k > 1 && mean[f] != 0)
 			snprintf(dev, sizeof dev, "( +-%6.2f%% )", sd[f] * 100 / fabs(mean[f]));
-		fprintf(fp, "%18s %-3s %-31s %6s  ", stat_format(mean[f], dec, num, sizeof num),
+		fprintf(fp, "%18s %-3s %-31s %6s  ", format_double(num, sizeof num, mean[f], dec),
 		    d->unit, d->label, pct);
 		if (dev[0] != '\0')
 			fprintf(fp, "%-7s %s\n", stat_source_tag[d->source], dev);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "flamegraph.h"
+#include "format.h"
 #include "report.h"
 #include "xmalloc.h"
 
@@ -396,7 +397,7 @@ flamegraph_write(const struct profile *p, FILE *fp,
 {
 	struct flamegraph_opts defaults;
 	struct report_tree *t;
-	struct report_unit u;
+	struct format_unit u;
 	uint32_t *out_name, maxdepth;
 	const char *title;
 	size_t vi;
@@ -410,12 +411,12 @@ flamegraph_write(const struct profile *p, FILE *fp,
 	}
 	width = o->width > 100 ? o->width : FLAMEGRAPH_DEFAULT_WIDTH;
 	diff = o->base != NULL;
-	vi = report_value_index(p, o->value_index);
-	report_unit_init(&u, p, vi);
+	vi = profile_value_index(p, o->value_index);
+	format_unit_init(&u, p, vi);
 	t = report_tree_new();
 	report_tree_add(t, p, vi, 0, 1.0);
 	if (diff)
-		report_tree_add(t, o->base, report_value_index(o->base,
+		report_tree_add(t, o->base, profile_value_index(o->base,
 		    o->base_value_index), 1, o->base_scale);
 	report_tree_sort(t, 0);
 	total = t->nodes[0].value;
@@ -468,7 +469,7 @@ flamegraph_write(const struct profile *p, FILE *fp,
 		flamegraph_xml_str(fp, title);
 		fprintf(fp, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"42\">",
 		    width / 2);
-		fprintf(fp, "Total %s%s%s", report_fmt_value(buf, sizeof buf,
+		fprintf(fp, "Total %s%s%s", format_value(buf, sizeof buf,
 		    &u, total), *u.suffix ? " " : "", u.suffix);
 		if (diff)
 			fputs("; red: grew since the base, blue: shrank", fp);

@@ -547,6 +547,12 @@ profile_add_sat(int64_t a, int64_t b)
 	return a + b;
 }
 
+size_t
+profile_value_index(const struct profile *p, size_t vi)
+{
+	return vi < p->nvalue_types ? vi : p->default_value;
+}
+
 int64_t
 profile_total(const struct profile *p, size_t value_index)
 {

@@ -150,6 +150,10 @@ int profile_merge(struct profile *dst, const struct profile *src, const char *ke
  * samples: the base to merge profiles into. */
 struct profile *profile_new_like(const struct profile *p);
 
+/* The index of the value to report: VI when it is one of P's values,
+ * else P's default. */
+size_t profile_value_index(const struct profile *p, size_t vi);
+
 /* Sum of value VALUE_INDEX over all samples (saturating). */
 int64_t profile_total(const struct profile *p, size_t value_index);
 

@@ -1,7 +1,7 @@
 /*
- * report.c: sample filters, the merged call tree, value formatting and
- * atomic output files, shared by "rperf report" and "rperf diff" (see
- * report.h).
+ * report.c: sample filters, the merged call tree and atomic output
+ * files, shared by "rperf report" and "rperf diff" (see report.h; values
+ * are formatted by format.c).
  *
  * Filters decide per sample but match regexes once per function, so a
  * profile with 100k stacks costs one regexec per function name, not per
@@ -385,121 +385,6 @@ report_filter_apply(struct profile *p, const struct report_filter *f)
 	return kept;
 }
 
-/* --- values --- */
-
-void
-report_unit_init(struct report_unit *u, const struct profile *p, size_t vi)
-{
-	const char *unit = vi < p->nvalue_types ?
-	    profile_str(p, p->value_types[vi].unit) : "";
-
-	u->ms = strcmp(unit, "nanoseconds") == 0;
-	if (u->ms)
-		u->suffix = "ms";
-	else if (strcmp(unit, "count") == 0)
-		u->suffix = "";
-	else
-		u->suffix = unit;
-}
-
-/* Format the magnitude U with thousands separators into BUF. */
-static void
-report_fmt_uint(char *buf, size_t len, uint64_t u)
-{
-	char digits[32];
-	size_t n, i, at = 0;
-
-	n = (size_t)snprintf(digits, sizeof digits, "%" PRIu64, u);
-	for (i = 0; i < n && at + 1 < len; i++) {
-		if (i != 0 && (n - i) % 3 == 0 && at + 2 < len)
-			buf[at++] = ',';
-		buf[at++] = digits[i];
-	}
-	buf[at] = '\0';
-}
-
-/* Format magnitude M in U into BUF, with SIGN ("-", "+" or "") in
- * front: a magnitude, so that a difference of two int64_t values, which
- * may not fit in one, still prints exactly. */
-static char *
-report_fmt_mag(char *buf, size_t len, const struct report_unit *u,
-    uint64_t m, const char *sign)
-{
-	char whole[40];
-	uint64_t ms, frac;
-
-	if (!u->ms) {
-		report_fmt_uint(whole, sizeof whole, m);
-		snprintf(buf, len, "%s%s", sign, whole);
-		return buf;
-	}
-	/* Hundredths of a millisecond, rounded, without doubles. */
-	ms = m / 1000000;
-	frac = (m % 1000000 + 5000) / 10000;
-	if (frac == 100) {
-		ms++;
-		frac = 0;
-	}
-	report_fmt_uint(whole, sizeof whole, ms);
-	snprintf(buf, len, "%s%s.%02u", sign, whole, (unsigned)frac);
-	return buf;
-}
-
-/* |V| as an unsigned magnitude, safe for INT64_MIN. */
-static uint64_t
-report_abs(int64_t v)
-{
-	return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-}
-
-char *
-report_fmt_value(char *buf, size_t len, const struct report_unit *u,
-    int64_t v)
-{
-	return report_fmt_mag(buf, len, u, report_abs(v), v < 0 ? "-" : "");
-}
-
-char *
-report_fmt_delta(char *buf, size_t len, const struct report_unit *u,
-    int64_t v)
-{
-	return report_fmt_mag(buf, len, u, report_abs(v), v < 0 ? "-" :
-	    v > 0 ? "+" : "");
-}
-
-uint64_t
-report_gap(int64_t before, int64_t after)
-{
-	/* Modulo 2^64 the unsigned difference is exact: it is below 2^64. */
-	return after >= before ? (uint64_t)after - (uint64_t)before :
-	    (uint64_t)before - (uint64_t)after;
-}
-
-char *
-report_fmt_change(char *buf, size_t len, const struct report_unit *u,
-    int64_t before, int64_t after)
-{
-	return report_fmt_mag(buf, len, u, report_gap(before, after),
-	    after < before ? "-" : after > before ? "+" : "");
-}
-
-char *
-report_fmt_pct(char *buf, size_t len, int64_t v, int64_t total)
-{
-	if (total == 0)
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%.1f%%", 100.0 * (double)v /
-		    (double)total);
-	return buf;
-}
-
-size_t
-report_value_index(const struct profile *p, size_t vi)
-{
-	return vi < p->nvalue_types ? vi : p->default_value;
-}
-
 /* --- the call tree --- */
 
 /* Hash of a (parent, name) key. */
@@ -816,7 +701,7 @@ report_tree_any_child(const struct report_tree *t,
 
 int
 report_tree_write(const struct report_tree *t, FILE *fp,
-    const struct report_unit *u, double min_pct)
+    const struct format_unit *u, double min_pct)
 {
 	int64_t total = t->nodes[0].value, cut;
 	double x;
@@ -833,7 +718,7 @@ report_tree_write(const struct report_tree *t, FILE *fp,
 	cut = (int64_t)x;
 	if ((double)cut < x)
 		cut++;
-	report_fmt_value(val, sizeof val, u, total);
+	format_value(val, sizeof val, u, total);
 	snprintf(head, sizeof head, "%s%s%s", u->ms ? "Time" : "Value",
 	    *u->suffix ? " " : "", u->suffix);
 	vw = strlen(val) > strlen(head) ? strlen(val) : strlen(head);
@@ -847,8 +732,8 @@ report_tree_write(const struct report_tree *t, FILE *fp,
 		const struct report_node *n = &t->nodes[c];
 
 		if (n->value >= cut && n->value > 0) {
-			report_fmt_value(val, sizeof val, u, n->value);
-			report_fmt_pct(pct, sizeof pct, n->value, total);
+			format_value(val, sizeof val, u, n->value);
+			format_pct(pct, sizeof pct, (double)n->value, (double)total);
 			if (n->depth <= REPORT_TREE_MAX_INDENT)
 				fprintf(fp, "  %*s  %6s  %*s%s\n", (int)vw, val,
 				    pct, (int)(2 * (n->depth - 1)), "",
