@@ -23,6 +23,7 @@
 
 #include "cmd.h"
 #include "format.h"
+#include "json.h"
 #include "output.h"
 #include "profile.h"
 #include "sampler.h"
@@ -264,24 +265,6 @@ stat_print_text(const struct stat *st, const struct stat_run *runs, size_t n, FI
 	fputc('\n', fp);
 }
 
-/* A JSON string (the command line) to FP. */
-static void
-stat_json_string(const char *s, FILE *fp)
-{
-	fputc('"', fp);
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(fp, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(fp, "\\u%04x", c);
-		else
-			fputc(c, fp);
-	}
-	fputc('"', fp);
-}
-
 /* The figures as one JSON object to FP. */
 static void
 stat_print_json(const struct stat *st, const struct stat_run *runs, size_t n, int status,
@@ -294,7 +277,7 @@ stat_print_json(const struct stat *st, const struct stat_run *runs, size_t n, in
 	for (i = 0; i < n; i++)
 		k += runs[i].valid;
 	fprintf(fp, "{\"command\":");
-	stat_json_string(st->script.command_line, fp);
+	json_write_string(fp, st->script.command_line, 0);
 	fprintf(fp, ",\"mode\":\"%s\",\"frequency_hz\":%d,\"runs\":%zu,\"exit_status\":%d",
 	    st->cfg.mode == SAMPLER_WALL ? "wall" : "cpu", st->cfg.frequency, k, status);
 	for (f = 0; f < F_COUNT; f++) {

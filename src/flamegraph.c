@@ -6,8 +6,8 @@
  * once, then name, depth and value per frame in preorder) which a small
  * inline script lays out and draws; only frames wide enough to see are
  * turned into SVG elements, so a profile with 100k unique stacks opens
- * quickly.  Every name goes through one JSON escaper that also keeps the
- * script's CDATA section and the XML well-formed (no "<", ">", "&",
+ * quickly.  Every name goes through the JSON escaper (json.c, with
+ * JSON_XML_SAFE), which also keeps the script's CDATA section and the XML well-formed (no "<", ">", "&",
  * invalid UTF-8 or control characters survive literally), and the script
  * only ever sets names as text, never as markup.
  */
@@ -18,6 +18,7 @@
 
 #include "flamegraph.h"
 #include "format.h"
+#include "json.h"
 #include "report.h"
 #include "xmalloc.h"
 
@@ -224,60 +225,6 @@ static const char flamegraph_js[] =
     "\n"
     "fgInit();\n";
 
-/* Write S as a JSON string that is also safe inside CDATA and XML. */
-static void
-flamegraph_json_str(FILE *fp, const char *s)
-{
-	const unsigned char *u = (const unsigned char *)s;
-
-	fputc('"', fp);
-	while (*u != '\0') {
-		unsigned c = *u, need, cp, min, i;
-
-		if (c < 0x80) {
-			if (c == '"' || c == '\\')
-				fprintf(fp, "\\%c", c);
-			else if (c < 0x20 || c == 0x7f || c == '<' ||
-			    c == '>' || c == '&')
-				fprintf(fp, "\\u%04x", c);
-			else
-				fputc((int)c, fp);
-			u++;
-			continue;
-		}
-		/* Copy a valid UTF-8 sequence; anything else is U+FFFD. */
-		if (c >= 0xc2 && c <= 0xdf) {
-			need = 1, cp = c & 0x1f, min = 0x80;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			need = 2, cp = c & 0x0f, min = 0x800;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			need = 3, cp = c & 0x07, min = 0x10000;
-		} else {
-			fputs("\\ufffd", fp);
-			u++;
-			continue;
-		}
-		for (i = 1; i <= need; i++) {
-			if ((u[i] & 0xc0) != 0x80)
-				break;
-			cp = (cp << 6) | (u[i] & 0x3f);
-		}
-		if (i <= need || cp < min || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff)) {
-			fputs("\\ufffd", fp);
-			u++;
-			continue;
-		}
-		if (cp == 0x2028 || cp == 0x2029 || cp == 0xfffe ||
-		    cp == 0xffff)
-			fprintf(fp, "\\u%04x", cp);
-		else
-			fwrite(u, 1, need + 1, fp);
-		u += need + 1;
-	}
-	fputc('"', fp);
-}
-
 /* Write S as XML character data (for the title lines). */
 static void
 flamegraph_xml_str(FILE *fp, const char *s)
@@ -370,12 +317,14 @@ flamegraph_names(FILE *fp, const struct report_tree *t, int64_t cut)
 	for (i = 1; i <= REPORT_NKINDS - 1; i++) {
 		out[i] = next++;
 		fputs(first ? "" : ",", fp);
-		flamegraph_json_str(fp, profile_str(t->names, (str_id)i));
+		json_write_string(fp, profile_str(t->names, (str_id)i),
+		    JSON_XML_SAFE);
 		first = 0;
 	}
 	out[t->nodes[0].name] = next++;
 	fputc(',', fp);
-	flamegraph_json_str(fp, report_tree_name(t, &t->nodes[0]));
+	json_write_string(fp, report_tree_name(t, &t->nodes[0]),
+	    JSON_XML_SAFE);
 	for (i = 1; i < t->nnodes; i++) {
 		const struct report_node *n = &t->nodes[i];
 
@@ -385,7 +334,8 @@ flamegraph_names(FILE *fp, const struct report_tree *t, int64_t cut)
 			continue;
 		out[n->name] = next++;
 		fputs(",\n", fp);
-		flamegraph_json_str(fp, report_tree_name(t, n));
+		json_write_string(fp, report_tree_name(t, n),
+		    JSON_XML_SAFE);
 	}
 	fputs("]", fp);
 	return out;
@@ -440,7 +390,7 @@ flamegraph_write(const struct profile *p, FILE *fp,
 		}
 		fprintf(mem, "var fg = {\"width\":%d,\"bottom\":%d,\"ms\":%d,"
 		    "\"unit\":", width, FLAMEGRAPH_BOTTOM, u.ms);
-		flamegraph_json_str(mem, u.suffix);
+		json_write_string(mem, u.suffix, JSON_XML_SAFE);
 		fprintf(mem, ",\"diff\":%d,\n\"names\":", diff);
 		out_name = flamegraph_names(mem, t, cut);
 		fputs(",\n\"nodes\":", mem);
