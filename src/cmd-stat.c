@@ -136,12 +136,15 @@ struct stat {
 static enum stat_figure
 stat_sample_state(const struct profile *p, const struct profile_sample *s)
 {
-	const char *v;
+	struct profile_vm_state st = profile_sample_state(p, s);
 
-	if ((v = profile_sample_label_str(p, s, "%GVL")) != NULL)
-		return strcmp(v, "wait") == 0 ? F_WAIT : F_BLOCKED;
-	if ((v = profile_sample_label_str(p, s, "%GC")) != NULL)
-		return strcmp(v, "sweep") == 0 ? F_SWEEP : F_MARK;
+	/* Any GVL label counts as off the GVL, any GC label as GC. */
+	if (st.gvl != NULL)
+		return st.gvl_state == PROFILE_STATE_GVL_WAIT ? F_WAIT :
+		    F_BLOCKED;
+	if (st.gc != NULL)
+		return st.gc_state == PROFILE_STATE_GC_SWEEP ? F_SWEEP :
+		    F_MARK;
 	return F_CPU;
 }
 

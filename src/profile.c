@@ -42,10 +42,14 @@ struct profile_function_key {
 };
 
 const struct profile_state profile_states[PROFILE_NSTATES] = {
-	{ "%GVL", "blocked", "[GVL blocked]", "GVL blocked (%GVL=blocked)" },
-	{ "%GVL", "wait", "[GVL wait]", "GVL wait (%GVL=wait)" },
-	{ "%GC", "mark", "[GC marking]", "GC marking (%GC=mark)" },
-	{ "%GC", "sweep", "[GC sweeping]", "GC sweeping (%GC=sweep)" },
+	[PROFILE_STATE_GVL_BLOCKED] = { PROFILE_LABEL_GVL, "blocked",
+	    "[GVL blocked]", "GVL blocked (%GVL=blocked)" },
+	[PROFILE_STATE_GVL_WAIT] = { PROFILE_LABEL_GVL, "wait",
+	    "[GVL wait]", "GVL wait (%GVL=wait)" },
+	[PROFILE_STATE_GC_MARK] = { PROFILE_LABEL_GC, "mark",
+	    "[GC marking]", "GC marking (%GC=mark)" },
+	[PROFILE_STATE_GC_SWEEP] = { PROFILE_LABEL_GC, "sweep",
+	    "[GC sweeping]", "GC sweeping (%GC=sweep)" },
 };
 
 /* Finalise a 64-bit value into a well-mixed hash (splitmix64). */
@@ -508,6 +512,47 @@ profile_sample_label_str(const struct profile *p,
 			return profile_str(p, l[i].str);
 	}
 	return NULL;
+}
+
+/* The profile_states index of label KEY=VALUE, or -1. */
+static int
+profile_state_index(const char *key, const char *value)
+{
+	int i;
+
+	if (value == NULL)
+		return -1;
+	for (i = 0; i < PROFILE_NSTATES; i++) {
+		if (strcmp(profile_states[i].key, key) == 0 &&
+		    strcmp(profile_states[i].value, value) == 0)
+			return i;
+	}
+	return -1;
+}
+
+struct profile_vm_state
+profile_sample_state(const struct profile *p, const struct profile_sample *s)
+{
+	const struct profile_label *l = profile_sample_labels(p, s);
+	struct profile_vm_state st = { NULL, NULL, -1, -1 };
+	uint32_t i;
+
+	for (i = 0; i < s->nlabel; i++) {
+		const char *key;
+
+		if (l[i].str == 0)
+			continue;
+		key = profile_str(p, l[i].key);
+		if (key[0] != '%')
+			continue;
+		if (st.gvl == NULL && strcmp(key, PROFILE_LABEL_GVL) == 0)
+			st.gvl = profile_str(p, l[i].str);
+		else if (st.gc == NULL && strcmp(key, PROFILE_LABEL_GC) == 0)
+			st.gc = profile_str(p, l[i].str);
+	}
+	st.gvl_state = profile_state_index(PROFILE_LABEL_GVL, st.gvl);
+	st.gc_state = profile_state_index(PROFILE_LABEL_GC, st.gc);
+	return st;
 }
 
 const struct profile_label *

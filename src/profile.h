@@ -25,6 +25,23 @@ struct profile_state {
 };
 #define PROFILE_NSTATES 4
 extern const struct profile_state profile_states[PROFILE_NSTATES];
+/* Indexes of profile_states. */
+enum {
+	PROFILE_STATE_GVL_BLOCKED,
+	PROFILE_STATE_GVL_WAIT,
+	PROFILE_STATE_GC_MARK,
+	PROFILE_STATE_GC_SWEEP,
+};
+/* The keys of the two VM-state labels. */
+#define PROFILE_LABEL_GVL "%GVL"
+#define PROFILE_LABEL_GC "%GC"
+
+/* The VM state of one sample, decoded from its labels. */
+struct profile_vm_state {
+	const char *gvl, *gc;	/* the %GVL and %GC values, or NULL */
+	int gvl_state, gc_state;	/* their profile_states index, or -1
+					 * when absent or not a known state */
+};
 
 /* Ids are 1-based indexes into their table; 0 means "none". */
 typedef uint32_t str_id;	/* index into strings; 0 is "" */
@@ -133,6 +150,10 @@ const uint64_t *profile_sample_locs(const struct profile *p,
 const int64_t *profile_sample_values(const struct profile *p,
     const struct profile_sample *s);
 const struct profile_label *profile_sample_labels(const struct profile *p,
+    const struct profile_sample *s);
+/* The VM state of sample S: the first string %GVL and %GC labels and
+ * which of profile_states they are. */
+struct profile_vm_state profile_sample_state(const struct profile *p,
     const struct profile_sample *s);
 /* The string value of label KEY on sample S, or NULL. */
 const char *profile_sample_label_str(const struct profile *p,

@@ -542,30 +542,14 @@ static size_t
 report_state_frames(const struct profile *p, const struct profile_sample *s,
     uint32_t out[2])
 {
-	size_t n = 0, k;
-	const char *gvl = NULL, *gc = NULL;
-	const struct profile_label *l = profile_sample_labels(p, s);
-	uint32_t i;
+	struct profile_vm_state st = profile_sample_state(p, s);
+	size_t n = 0;
 
-	for (i = 0; i < s->nlabel; i++) {
-		const char *key;
-
-		if (l[i].str == 0)
-			continue;
-		key = profile_str(p, l[i].key);
-		if (key[0] != '%')
-			continue;
-		if (strcmp(key, "%GVL") == 0 && gvl == NULL)
-			gvl = profile_str(p, l[i].str);
-		else if (strcmp(key, "%GC") == 0 && gc == NULL)
-			gc = profile_str(p, l[i].str);
-	}
-	for (k = 0; k < PROFILE_NSTATES; k++) {
-		const char *v = profile_states[k].key[2] == 'V' ? gvl : gc;
-
-		if (v != NULL && strcmp(v, profile_states[k].value) == 0)
-			out[n++] = (uint32_t)(k + 1);
-	}
+	/* Tree names 1 to 4 are the states in profile_states order. */
+	if (st.gvl_state >= 0)
+		out[n++] = (uint32_t)st.gvl_state + 1;
+	if (st.gc_state >= 0)
+		out[n++] = (uint32_t)st.gc_state + 1;
 	return n;
 }
 

@@ -300,24 +300,19 @@ text_states_table(const struct profile *p, FILE *fp, size_t vi,
 
 	for (i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
-		const char *gvl = profile_sample_label_str(p, s, "%GVL");
-		const char *gc = profile_sample_label_str(p, s, "%GC");
+		struct profile_vm_state st = profile_sample_state(p, s);
 		int64_t w = profile_sample_values(p, s)[vi];
 
 		k = 0;		/* normal execution */
-		if (gvl != NULL || gc != NULL) {
+		if (st.gvl != NULL || st.gc != NULL) {
+			/* A known GVL state first, as the table lists it. */
 			any = 1;
-			k = PROFILE_NSTATES + 1;	/* other */
-			for (size_t t = 0; t < PROFILE_NSTATES; t++) {
-				const char *v = profile_states[t].key[2] == 'V' ?
-				    gvl : gc;
-
-				if (v != NULL &&
-				    strcmp(v, profile_states[t].value) == 0) {
-					k = t + 1;
-					break;
-				}
-			}
+			if (st.gvl_state >= 0)
+				k = (size_t)st.gvl_state + 1;
+			else if (st.gc_state >= 0)
+				k = (size_t)st.gc_state + 1;
+			else
+				k = PROFILE_NSTATES + 1;	/* other */
 		}
 		sums[k] = profile_add_sat(sums[k], w);
 	}

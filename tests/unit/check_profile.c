@@ -124,6 +124,47 @@ START_TEST(test_comments)
 }
 END_TEST
 
+START_TEST(test_sample_state)
+{
+	struct profile *p = profile_new();
+	const char *const frames[] = { "main", NULL };
+	struct profile_label l[4];
+	struct profile_vm_state st;
+
+	/* None; GVL wait and GC sweep; an unknown GVL value; the first
+	 * string label of a key counts, numeric ones never. */
+	tu_add(p, frames, 1, 1, NULL, 0);
+	l[0] = tu_label(p, "%GC", "sweep", 0);
+	l[1] = tu_label(p, "%GVL", "wait", 0);
+	tu_add(p, frames, 1, 1, l, 2);
+	l[0] = tu_label(p, "%GVL", "spinning", 0);
+	tu_add(p, frames, 1, 1, l, 1);
+	l[0] = tu_label(p, "%GC", NULL, 7);
+	l[1] = tu_label(p, "%GC", "mark", 0);
+	l[2] = tu_label(p, "%GC", "sweep", 0);
+	tu_add(p, frames, 1, 1, l, 3);
+
+	st = profile_sample_state(p, &p->samples[0]);
+	ck_assert_ptr_null(st.gvl);
+	ck_assert_ptr_null(st.gc);
+	ck_assert_int_eq(st.gvl_state, -1);
+	ck_assert_int_eq(st.gc_state, -1);
+	st = profile_sample_state(p, &p->samples[1]);
+	ck_assert_str_eq(st.gvl, "wait");
+	ck_assert_int_eq(st.gvl_state, PROFILE_STATE_GVL_WAIT);
+	ck_assert_int_eq(st.gc_state, PROFILE_STATE_GC_SWEEP);
+	st = profile_sample_state(p, &p->samples[2]);
+	ck_assert_str_eq(st.gvl, "spinning");
+	ck_assert_int_eq(st.gvl_state, -1);
+	st = profile_sample_state(p, &p->samples[3]);
+	ck_assert_ptr_null(st.gvl);
+	ck_assert_str_eq(st.gc, "mark");
+	ck_assert_int_eq(st.gc_state, PROFILE_STATE_GC_MARK);
+	ck_assert_str_eq(profile_states[st.gc_state].frame, "[GC marking]");
+	profile_free(p);
+}
+END_TEST
+
 START_TEST(test_add_sat)
 {
 	ck_assert_int_eq(profile_add_sat(1, 2), 3);
@@ -258,6 +299,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_functions_and_locations);
 	tcase_add_test(tc, test_samples);
 	tcase_add_test(tc, test_comments);
+	tcase_add_test(tc, test_sample_state);
 	tcase_add_test(tc, test_add_sat);
 	tcase_add_test(tc, test_total_saturates);
 	tcase_add_test(tc, test_merge);
