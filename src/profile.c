@@ -462,19 +462,29 @@ profile_add_comment(struct profile *p, const char *comment)
 }
 
 const char *
+profile_comment_match(const char *comment, const char *key)
+{
+	size_t keylen = strlen(key);
+	const char *c = comment;
+
+	if (strncmp(c, key, keylen) != 0 || c[keylen] != ':')
+		return NULL;
+	c += keylen + 1;
+	while (*c == ' ' || *c == '\t')
+		c++;
+	return c;
+}
+
+const char *
 profile_comment_value(const struct profile *p, const char *key)
 {
-	size_t i, keylen = strlen(key);
+	const char *v;
+	size_t i;
 
 	for (i = 0; i < p->ncomments; i++) {
-		const char *c = profile_str(p, p->comments[i]);
-
-		if (strncmp(c, key, keylen) != 0 || c[keylen] != ':')
-			continue;
-		c += keylen + 1;
-		while (*c == ' ' || *c == '\t')
-			c++;
-		return c;
+		v = profile_comment_match(profile_str(p, p->comments[i]), key);
+		if (v != NULL)
+			return v;
 	}
 	return NULL;
 }

@@ -139,10 +139,30 @@ void profile_set_value_types(struct profile *p, size_t n,
 void profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
     const int64_t *values, const struct profile_label *labels, size_t nlabels);
 
+/*
+ * The keys of the "key: value" comments rperf writes into a profile and
+ * reads back (pprof keeps them as comments, so they survive conversion).
+ * Writers build "KEY: VALUE" from these; readers look them up by them.
+ */
+#define PROFILE_COMMENT_RPERF "rperf"		/* rperf's version */
+#define PROFILE_COMMENT_RUBY "ruby"		/* Ruby's version */
+#define PROFILE_COMMENT_COMMAND "command"	/* the command line */
+#define PROFILE_COMMENT_MODE "mode"		/* "cpu" or "wall" */
+#define PROFILE_COMMENT_FREQUENCY "frequency"	/* in Hz */
+#define PROFILE_COMMENT_SAMPLES "samples"	/* samples taken */
+#define PROFILE_COMMENT_TRIGGERS "triggers"	/* timer triggers */
+#define PROFILE_COMMENT_THREADS "threads"	/* threads seen */
+#define PROFILE_COMMENT_PROCESS "process"	/* a pid merged in */
+#define PROFILE_COMMENT_MISSING_PROCESS "missing process"
+#define PROFILE_COMMENT_FILTERS "filters"	/* report's filters */
+
 /* Append a comment line (copied). */
 void profile_add_comment(struct profile *p, const char *comment);
 /* The value of the first comment "key: value" with this key, or NULL. */
 const char *profile_comment_value(const struct profile *p, const char *key);
+/* The value of COMMENT when it is "KEY: value" (blanks after the colon
+ * skipped), else NULL. */
+const char *profile_comment_match(const char *comment, const char *key);
 
 /* Accessors for a sample. */
 const uint64_t *profile_sample_locs(const struct profile *p,

@@ -325,12 +325,15 @@ report_fix_comments(struct profile *p)
 	}
 	for (i = 0; i < p->ncomments; i++) {
 		const char *s = profile_str(p, p->comments[i]);
+		int samples = profile_comment_match(s,
+		    PROFILE_COMMENT_SAMPLES) != NULL;
 
-		if (strncmp(s, "triggers:", 9) == 0 ||
-		    (strncmp(s, "samples:", 8) == 0 && vi == p->nvalue_types))
+		if (profile_comment_match(s, PROFILE_COMMENT_TRIGGERS) ||
+		    (samples && vi == p->nvalue_types))
 			continue;
-		if (strncmp(s, "samples:", 8) == 0) {
-			c = xasprintf("samples: %" PRId64, profile_total(p, vi));
+		if (samples) {
+			c = xasprintf("%s: %" PRId64, PROFILE_COMMENT_SAMPLES,
+			    profile_total(p, vi));
 			p->comments[i] = profile_intern(p, c);
 			free(c);
 		}

@@ -79,13 +79,16 @@ static void
 text_print_header(const struct profile *p, FILE *fp, size_t vi,
     const struct format_unit *u, int64_t total)
 {
-	const char *command = profile_comment_value(p, "command");
-	const char *mode = profile_comment_value(p, "mode");
-	const char *freq = profile_comment_value(p, "frequency");
-	const char *samples = profile_comment_value(p, "samples");
-	const char *triggers = profile_comment_value(p, "triggers");
-	const char *rperf = profile_comment_value(p, "rperf");
-	const char *ruby = profile_comment_value(p, "ruby");
+	const char *command = profile_comment_value(p,
+	    PROFILE_COMMENT_COMMAND);
+	const char *mode = profile_comment_value(p, PROFILE_COMMENT_MODE);
+	const char *freq = profile_comment_value(p, PROFILE_COMMENT_FREQUENCY);
+	const char *samples = profile_comment_value(p,
+	    PROFILE_COMMENT_SAMPLES);
+	const char *triggers = profile_comment_value(p,
+	    PROFILE_COMMENT_TRIGGERS);
+	const char *rperf = profile_comment_value(p, PROFILE_COMMENT_RPERF);
+	const char *ruby = profile_comment_value(p, PROFILE_COMMENT_RUBY);
 	const char *type = profile_str(p, p->value_types[vi].type);
 	char buf[64];
 
@@ -296,7 +299,7 @@ text_states_table(const struct profile *p, FILE *fp, size_t vi,
 	const char *titles[PROFILE_NSTATES + 2];
 	char buf[64], pct[32], head[64];
 	size_t i, k, vw;
-	int any = profile_comment_value(p, "rperf") != NULL;
+	int any = profile_comment_value(p, PROFILE_COMMENT_RPERF) != NULL;
 
 	for (i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];

@@ -119,7 +119,13 @@ START_TEST(test_comments)
 	ck_assert_ptr_null(profile_comment_value(p, "mod"));
 	ck_assert_ptr_null(profile_comment_value(p, "nothing"));
 	profile_add_comment(p, "mode: wall");
-	ck_assert_str_eq(profile_comment_value(p, "mode"), "cpu");
+	ck_assert_str_eq(profile_comment_value(p, PROFILE_COMMENT_MODE),
+	    "cpu");
+	ck_assert_str_eq(profile_comment_match("samples:\t 12",
+	    PROFILE_COMMENT_SAMPLES), "12");
+	ck_assert_str_eq(profile_comment_match("samples:", "samples"), "");
+	ck_assert_ptr_null(profile_comment_match("samples 12", "samples"));
+	ck_assert_ptr_null(profile_comment_match("sample: 12", "samples"));
 	profile_free(p);
 }
 END_TEST
