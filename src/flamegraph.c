@@ -364,10 +364,12 @@ flamegraph_write(const struct profile *p, FILE *fp,
 	vi = profile_value_index(p, o->value_index);
 	format_unit_init(&u, p, vi);
 	t = report_tree_new();
-	report_tree_add(t, p, vi, 0, 1.0);
-	if (diff)
-		report_tree_add(t, o->base, profile_value_index(o->base,
-		    o->base_value_index), 1, o->base_scale);
+	if (report_tree_add(t, p, vi, 0, 1.0) != 0 || (diff &&
+	    report_tree_add(t, o->base, profile_value_index(o->base,
+	    o->base_value_index), 1, o->base_scale) != 0)) {
+		report_tree_free(t);
+		return -1;	/* errno is EFBIG */
+	}
 	report_tree_sort(t, 0);
 	total = t->nodes[0].value;
 	/* A tenth of a pixel at the full view, over the usable width. */

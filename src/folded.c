@@ -358,7 +358,12 @@ folded_parse(const char *buf, size_t len, char *err, size_t errlen)
 
 			locs[nframes - 1 - i] = profile_location(p, fn, 0);
 		}
-		profile_add_sample(p, locs, nframes, &w, labels, nlabels);
+		if (profile_add_sample(p, locs, nframes, &w, labels,
+		    nlabels) != 0 || profile_error(p) != NULL) {
+			error_set(err, errlen, "line %zu: %s", lineno,
+			    profile_error(p));
+			goto fail;
+		}
 	}
 	free(frames);
 	free(lens);

@@ -181,14 +181,16 @@ profile_hash_free(void *v)
 	}
 }
 
-/* Die on a table outgrowing 32-bit ids: no real profile comes near it. */
-static void
-profile_check_count(size_t n, const char *what)
+/* Whether a table of N entries may grow by one, ids being 32-bit; when
+ * not, P remembers MESSAGE (no real profile comes near it). */
+static int
+profile_check_count(struct profile *p, size_t n, const char *message)
 {
-	if (n >= UINT32_MAX) {
-		fprintf(stderr, "rperf: too many %s in profile\n", what);
-		exit(1);
-	}
+	if (n < UINT32_MAX)
+		return 0;
+	if (p->error == NULL)
+		p->error = message;
+	return -1;
 }
 
 /* Whether string ID equals the LEN bytes at KEY->s. */
@@ -281,7 +283,8 @@ profile_intern_len(struct profile *p, const char *s, size_t len)
 	if (*slot != 0)
 		return *slot;
 
-	profile_check_count(p->nstrings, "strings");
+	if (profile_check_count(p, p->nstrings, "too many strings") != 0)
+		return 0;
 	v = p->strings;
 	xgrow(&v, &p->strings_cap, p->nstrings + 1, sizeof *p->strings);
 	p->strings = v;
@@ -297,6 +300,12 @@ profile_intern(struct profile *p, const char *s)
 	if (s == NULL)
 		return 0;
 	return profile_intern_len(p, s, strlen(s));
+}
+
+const char *
+profile_error(const struct profile *p)
+{
+	return p->error;
 }
 
 const char *
@@ -327,7 +336,9 @@ profile_function_ids(struct profile *p, str_id name, str_id system_name,
 	if (*slot != 0)
 		return *slot;
 
-	profile_check_count(p->nfunctions + 1, "functions");
+	if (profile_check_count(p, p->nfunctions + 1,
+	    "too many functions") != 0)
+		return 0;
 	v = p->functions;
 	xgrow(&v, &p->functions_cap, p->nfunctions + 1, sizeof *p->functions);
 	p->functions = v;
@@ -368,7 +379,9 @@ profile_location(struct profile *p, uint64_t function, int64_t line)
 	if (*slot != 0)
 		return *slot;
 
-	profile_check_count(p->nlocations + 1, "locations");
+	if (profile_check_count(p, p->nlocations + 1,
+	    "too many locations") != 0)
+		return 0;
 	v = p->locations;
 	xgrow(&v, &p->locations_cap, p->nlocations + 1, sizeof *p->locations);
 	p->locations = v;
@@ -399,7 +412,7 @@ profile_set_value_types(struct profile *p, size_t n,
 	p->default_value = n ? n - 1 : 0;
 }
 
-void
+int
 profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
     const int64_t *values, const struct profile_label *labels, size_t nlabels)
 {
@@ -407,8 +420,9 @@ profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
 	void *v;
 
 	if (nlocs > UINT32_MAX || nlabels > UINT32_MAX) {
-		fprintf(stderr, "rperf: sample too large\n");
-		exit(1);
+		if (p->error == NULL)
+			p->error = "sample too large";
+		return -1;
 	}
 	v = p->samples;
 	xgrow(&v, &p->samples_cap, p->nsamples + 1, sizeof *p->samples);
@@ -448,6 +462,7 @@ profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
 		    p->nvalue_types * sizeof *values);
 		p->nvalue_pool += p->nvalue_types;
 	}
+	return 0;
 }
 
 void
@@ -681,7 +696,7 @@ profile_merge(struct profile *dst, const struct profile *src, const char *key, i
 	free(locs);
 	free(labels);
 	free(locmap);
-	return 0;
+	return dst->error == NULL ? 0 : -1;
 }
 
 /* A new profile with P's value types, period, times and comments, and

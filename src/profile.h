@@ -112,11 +112,22 @@ struct profile {
 
 	str_id *comments;	/* free-form "key: value" lines */
 	size_t ncomments, comments_cap;
+
+	const char *error;	/* why P is incomplete, or NULL (static text) */
 };
 
 /* A new empty profile; never NULL. */
 struct profile *profile_new(void);
 void profile_free(struct profile *p);
+
+/*
+ * Why P is incomplete, or NULL: "too many strings" (or functions,
+ * locations: ids are 32-bit) or "sample too large".  Adding to a full
+ * table returns id 0 ("" or "none") and adding an oversized sample adds
+ * nothing; the first such failure is kept here, so that whoever builds a
+ * profile can check once, at the end, and report it.  Nothing here exits.
+ */
+const char *profile_error(const struct profile *p);
 
 /* Intern a string (copied); returns its id.  NULL interns as "". */
 str_id profile_intern(struct profile *p, const char *s);
@@ -135,8 +146,10 @@ void profile_set_value_types(struct profile *p, size_t n,
     const char *const *types, const char *const *units);
 
 /* Append a sample.  locs is leaf first; values has nvalue_types entries.
- * Samples are not merged here: writers aggregate as their format needs. */
-void profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
+ * Samples are not merged here: writers aggregate as their format needs.
+ * Returns 0, or -1 (nothing added, profile_error() set) when it has more
+ * than UINT32_MAX locations or labels. */
+int profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
     const int64_t *values, const struct profile_label *labels, size_t nlabels);
 
 /*
@@ -183,7 +196,8 @@ const char *profile_sample_label_str(const struct profile *p,
  * Append every sample of SRC to DST, carrying its functions, locations
  * and strings over, and with the numeric label KEY=VALUE (replacing any
  * KEY it had) when KEY is not NULL.  Value types are matched by position;
- * -1 when SRC has not as many as DST.
+ * -1 when SRC has not as many as DST, or when DST could not take all of
+ * SRC (profile_error()).
  */
 int profile_merge(struct profile *dst, const struct profile *src, const char *key,
     int64_t value);

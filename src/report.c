@@ -446,8 +446,8 @@ report_tree_child(struct report_tree *t, uint32_t parent, uint32_t name,
 	if (!create)
 		return 0;
 	if (t->nnodes >= UINT32_MAX) {
-		fprintf(stderr, "rperf: call tree too large\n");
-		exit(1);
+		t->full = 1;
+		return 0;
 	}
 	v = t->nodes;
 	xgrow(&v, &t->cap, t->nnodes + 1, sizeof *t->nodes);
@@ -556,7 +556,7 @@ report_state_frames(const struct profile *p, const struct profile_sample *s,
 	return n;
 }
 
-void
+int
 report_tree_add(struct report_tree *t, const struct profile *p, size_t vi,
     int base, double scale)
 {
@@ -564,7 +564,7 @@ report_tree_add(struct report_tree *t, const struct profile *p, size_t vi,
 	size_t i, k, nstates;
 
 	if (vi >= p->nvalue_types)
-		return;
+		return 0;
 	ids = report_tree_names(t, p);
 	for (i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
@@ -601,6 +601,11 @@ report_tree_add(struct report_tree *t, const struct profile *p, size_t vi,
 			else
 				break;
 			node = report_tree_child(t, node, name, !base);
+			if (node == 0 && t->full) {
+				free(ids);
+				errno = EFBIG;
+				return -1;
+			}
 			if (node == 0)
 				break;
 			n = &t->nodes[node];
@@ -613,6 +618,7 @@ report_tree_add(struct report_tree *t, const struct profile *p, size_t vi,
 		}
 	}
 	free(ids);
+	return 0;
 }
 
 /* The tree being sorted, for the comparators (qsort has no argument). */
@@ -696,6 +702,10 @@ report_tree_write(const struct report_tree *t, FILE *fp,
 	size_t vw;
 	uint32_t c;
 
+	if (t->full) {
+		errno = EFBIG;
+		return -1;
+	}
 	if (total <= 0) {
 		fprintf(fp, "profile is empty: no samples\n");
 		return fflush(fp) == 0 && !ferror(fp) ? 0 : -1;

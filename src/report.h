@@ -142,6 +142,8 @@ struct report_tree {
 	size_t nnodes, cap;
 	struct profile *names;	/* only its string table is used */
 	void *index;		/* private: (parent, name) -> node */
+	int full;		/* a node could not be added (32-bit ids):
+				 * the tree is incomplete */
 };
 
 struct report_tree *report_tree_new(void);
@@ -156,9 +158,11 @@ const char *report_tree_name(const struct report_tree *t,
 /*
  * Add the samples of P (value VI; samples worth 0 or less are left out)
  * to T.  Into node.value when BASE is 0; into node.base, times SCALE and
- * only along paths T already has, when BASE is 1.
+ * only along paths T already has, when BASE is 1.  Returns 0, or -1 with
+ * errno EFBIG when T cannot hold more nodes (T->full: it is incomplete,
+ * and report_tree_write() refuses it the same way).
  */
-void report_tree_add(struct report_tree *t, const struct profile *p,
+int report_tree_add(struct report_tree *t, const struct profile *p,
     size_t vi, int base, double scale);
 
 /* Order every node's children by name (BY_VALUE 0) or by value, largest
@@ -175,7 +179,8 @@ void report_tree_sort(struct report_tree *t, int by_value);
  * Print T as an indented tree, root first: time, percent of the total,
  * name; subtrees worth less than MIN_PCT percent of the total are left
  * out, and so are nodes deeper than REPORT_TREE_MAX_DEPTH (a line says
- * where).  Returns 0, or -1 on a write error.
+ * where).  Returns 0, or -1 with errno set on a write error or, before
+ * writing anything, with EFBIG when T is incomplete (T->full).
  */
 int report_tree_write(const struct report_tree *t, FILE *fp,
     const struct format_unit *u, double min_pct);

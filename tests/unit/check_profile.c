@@ -171,6 +171,29 @@ START_TEST(test_sample_state)
 }
 END_TEST
 
+START_TEST(test_errors_do_not_exit)
+{
+	/* An oversized sample is refused with an error, not an exit, and
+	 * a merge into a profile in error says so. */
+	struct profile *p = tu_sample_profile(), *q;
+	uint64_t loc = 1;
+	int64_t values[2] = { 1, 1 };
+	size_t n = p->nsamples;
+
+	ck_assert_ptr_null(profile_error(p));
+	ck_assert_int_eq(profile_add_sample(p, &loc, (size_t)UINT32_MAX + 1,
+	    values, NULL, 0), -1);
+	ck_assert_str_eq(profile_error(p), "sample too large");
+	ck_assert_uint_eq(p->nsamples, n);
+	ck_assert_int_eq(profile_add_sample(p, &loc, 1, values, NULL, 0), 0);
+	q = profile_new_like(p);
+	ck_assert_int_eq(profile_merge(q, p, NULL, 0), 0);
+	ck_assert_int_eq(profile_merge(p, q, NULL, 0), -1);
+	profile_free(q);
+	profile_free(p);
+}
+END_TEST
+
 START_TEST(test_add_sat)
 {
 	ck_assert_int_eq(profile_add_sat(1, 2), 3);
@@ -306,6 +329,7 @@ profile_suite(void)
 	tcase_add_test(tc, test_samples);
 	tcase_add_test(tc, test_comments);
 	tcase_add_test(tc, test_sample_state);
+	tcase_add_test(tc, test_errors_do_not_exit);
 	tcase_add_test(tc, test_add_sat);
 	tcase_add_test(tc, test_total_saturates);
 	tcase_add_test(tc, test_merge);

@@ -4,6 +4,7 @@
  * of the filters, and the merged call tree and its text.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,6 +175,31 @@ START_TEST(test_tree)
 }
 END_TEST
 
+START_TEST(test_tree_full)
+{
+	/* A tree that ran out of 32-bit node ids is refused, not printed
+	 * short, and nothing exits. */
+	struct profile *p = tu_sample_profile();
+	struct report_tree *t = report_tree_new();
+	struct format_unit u;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	format_unit_init(&u, p, 1);
+	ck_assert_int_eq(report_tree_add(t, p, 1, 0, 1.0), 0);
+	t->full = 1;
+	errno = 0;
+	TU_CAPTURE(buf, len, rc, report_tree_write(t, fp, &u, 1.0));
+	ck_assert_int_eq(rc, -1);
+	ck_assert_int_eq(errno, EFBIG);
+	ck_assert_uint_eq(len, 0);
+	free(buf);
+	report_tree_free(t);
+	profile_free(p);
+}
+END_TEST
+
 START_TEST(test_tree_deep)
 {
 	/* A 10,000-deep stack once printed 100 MB (indentation growing with
@@ -256,6 +282,7 @@ report_suite(void)
 	tcase_add_test(tc, test_filter_errors_and_description);
 	tcase_add_test(tc, test_filter_keeps_comments_true);
 	tcase_add_test(tc, test_tree);
+	tcase_add_test(tc, test_tree_full);
 	tcase_add_test(tc, test_tree_deep);
 	tcase_add_test(tc, test_tree_shape);
 	suite_add_tcase(s, tc);
