@@ -1,7 +1,7 @@
 /*
- * report.c: sample filters, the merged call tree and atomic output
- * files, shared by "rperf report" and "rperf diff" (see report.h; values
- * are formatted by format.c).
+ * report.c: sample filters and the merged call tree, shared by "rperf
+ * report", "rperf diff" and the flame graph (see report.h; values are
+ * formatted by format.c, files written by output.c).
  *
  * Filters decide per sample but match regexes once per function, so a
  * profile with 100k stacks costs one regexec per function name, not per
@@ -10,18 +10,12 @@
  * are iterative, as a stack can be thousands of frames deep.  Nothing here
  * prints anything but what it is asked to write.
  */
-#include <sys/stat.h>
-
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "error.h"
-#include "output.h"
 #include "report.h"
 #include "xmalloc.h"
 
@@ -764,14 +758,4 @@ report_tree_write(const struct report_tree *t, FILE *fp,
 		return -1;
 	}
 	return 0;
-}
-
-/* --- output --- */
-
-/* Run FN into PATH, atomically (see output_write_file). */
-int
-report_write_file(const char *path, report_write_fn fn, void *arg,
-    char *err, size_t errlen)
-{
-	return output_write_file(path, fn, arg, err, errlen);
 }
