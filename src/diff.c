@@ -52,13 +52,10 @@ diff_add(struct diff *d, const struct profile *p, size_t vi, int base)
 		uint32_t j;
 
 		for (j = 0; j < s->nloc; j++) {
-			uint64_t id = locs[j], fn;
+			uint64_t fn = profile_location_function_id(p, locs[j]);
 			struct diff_row *r;
 
-			if (id == 0 || id > p->nlocations)
-				continue;
-			fn = p->locations[id - 1].function;
-			if (fn == 0 || fn > p->nfunctions)
+			if (fn == 0)
 				continue;
 			r = &d->rows[ids[fn - 1]];
 			if (j == 0) {

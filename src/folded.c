@@ -80,14 +80,10 @@ folded_render(const struct profile *p, const struct profile_sample *s,
 	if (st.gc_state >= 0)
 		extra[nextra++] = profile_states[st.gc_state].frame;
 	for (j = 0; j < s->nloc; j++) {
-		const struct profile_location *l;
+		uint64_t fn = profile_location_function_id(p, locs[j]);
 
-		if (locs[j] == 0 || locs[j] > p->nlocations)
-			continue;
-		l = &p->locations[locs[j] - 1];
-		if (l->function == 0 || l->function > p->nfunctions)
-			continue;
-		len += strlen(names[l->function - 1]) + 1;
+		if (fn != 0)
+			len += strlen(names[fn - 1]) + 1;
 	}
 	for (i = 0; i < nextra; i++)
 		len += strlen(extra[i]) + 1;
@@ -96,15 +92,12 @@ folded_render(const struct profile *p, const struct profile_sample *s,
 
 	at = text = xmalloc(len);
 	for (j = s->nloc; j-- > 0; ) {
-		const struct profile_location *l;
+		uint64_t fn = profile_location_function_id(p, locs[j]);
 
-		if (locs[j] == 0 || locs[j] > p->nlocations)
+		if (fn == 0)
 			continue;
-		l = &p->locations[locs[j] - 1];
-		if (l->function == 0 || l->function > p->nfunctions)
-			continue;
-		n = strlen(names[l->function - 1]);
-		memcpy(at, names[l->function - 1], n);
+		n = strlen(names[fn - 1]);
+		memcpy(at, names[fn - 1], n);
 		at += n;
 		*at++ = ';';
 	}

@@ -52,8 +52,7 @@ const struct profile_state profile_states[PROFILE_NSTATES] = {
 	    "[GC sweeping]", "GC sweeping (%GC=sweep)" },
 };
 
-/* Finalise a 64-bit value into a well-mixed hash (splitmix64). */
-static uint64_t
+uint64_t
 profile_mix(uint64_t x)
 {
 	x ^= x >> 30;
@@ -594,17 +593,25 @@ profile_sample_label(const struct profile *p, const struct profile_sample *s,
 	return NULL;
 }
 
-const struct profile_function *
-profile_location_function(const struct profile *p, uint64_t location)
+uint64_t
+profile_location_function_id(const struct profile *p, uint64_t location)
 {
 	const struct profile_location *l;
 
 	if (location == 0 || location > p->nlocations)
-		return NULL;
+		return 0;
 	l = &p->locations[location - 1];
 	if (l->function == 0 || l->function > p->nfunctions)
-		return NULL;
-	return &p->functions[l->function - 1];
+		return 0;
+	return l->function;
+}
+
+const struct profile_function *
+profile_location_function(const struct profile *p, uint64_t location)
+{
+	uint64_t fn = profile_location_function_id(p, location);
+
+	return fn == 0 ? NULL : &p->functions[fn - 1];
 }
 
 int64_t

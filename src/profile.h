@@ -222,9 +222,16 @@ uint64_t profile_function_ids(struct profile *p, str_id name,
 /* The first label KEY (string or numeric) on sample S, or NULL. */
 const struct profile_label *profile_sample_label(const struct profile *p,
     const struct profile_sample *s, const char *key);
+/* The function id of location LOCATION, or 0 when either id is invalid:
+ * how writers walk a stack that a reader may have filled with junk. */
+uint64_t profile_location_function_id(const struct profile *p,
+    uint64_t location);
 /* The function of location LOCATION, or NULL when either id is invalid. */
 const struct profile_function *profile_location_function(
     const struct profile *p, uint64_t location);
+/* X finalised into a well-mixed 64-bit hash (splitmix64's finaliser):
+ * what every open-addressing index of the data side hashes keys with. */
+uint64_t profile_mix(uint64_t x);
 /* A + B, clamped to the int64_t range instead of overflowing. */
 int64_t profile_add_sat(int64_t a, int64_t b);
 /* Roughly the bytes P holds on the heap (arrays by capacity, indexes, a

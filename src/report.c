@@ -232,15 +232,9 @@ report_stack_matches(const struct profile *p, const struct profile_sample *s,
 	uint32_t j;
 
 	for (j = 0; j < s->nloc; j++) {
-		uint64_t id = locs[j];
-		uint64_t fn;
+		uint64_t fn = profile_location_function_id(p, locs[j]);
 
-		if (id == 0 || id > p->nlocations)
-			continue;
-		fn = p->locations[id - 1].function;
-		if (fn == 0 || fn > p->nfunctions)
-			continue;
-		if (report_fn_matches(p, r, memo, fn))
+		if (fn != 0 && report_fn_matches(p, r, memo, fn))
 			return 1;
 	}
 	return 0;
@@ -384,18 +378,6 @@ report_filter_apply(struct profile *p, const struct report_filter *f)
 
 /* --- the call tree --- */
 
-/* Hash of a (parent, name) key. */
-static uint64_t
-report_hash(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 /* Double the index's slots and rehash its entries. */
 static void
 report_index_grow(struct report_index *ix)
@@ -406,7 +388,7 @@ report_index_grow(struct report_index *ix)
 	for (i = 0; i < ix->cap; i++) {
 		if (ix->slots[i].id == 0)
 			continue;
-		j = report_hash(ix->slots[i].key) & (cap - 1);
+		j = profile_mix(ix->slots[i].key) & (cap - 1);
 		while (slots[j].id != 0)
 			j = (j + 1) & (cap - 1);
 		slots[j] = ix->slots[i];
@@ -431,7 +413,7 @@ report_tree_child(struct report_tree *t, uint32_t parent, uint32_t name,
 		return 0;
 	if ((ix->n + 1) * 4 > ix->cap * 3)
 		report_index_grow(ix);
-	j = report_hash(key) & (ix->cap - 1);
+	j = profile_mix(key) & (ix->cap - 1);
 	while (ix->slots[j].id != 0) {
 		if (ix->slots[j].key == key)
 			return ix->slots[j].id;
@@ -582,12 +564,10 @@ report_tree_add(struct report_tree *t, const struct profile *p, size_t vi,
 			struct report_node *n;
 
 			if (j > 0) {
-				uint64_t id = locs[--j], fn;
+				uint64_t fn = profile_location_function_id(p,
+				    locs[--j]);
 
-				if (id == 0 || id > p->nlocations)
-					continue;
-				fn = p->locations[id - 1].function;
-				if (fn == 0 || fn > p->nfunctions)
+				if (fn == 0)
 					continue;
 				name = ids[fn - 1];
 			} else if (k < nstates)

@@ -228,15 +228,12 @@ text_functions(const struct profile *p, FILE *fp, size_t vi, size_t top,
 		int64_t w = profile_sample_values(p, s)[vi];
 
 		for (j = 0; j < s->nloc; j++) {
-			const struct profile_location *l;
+			uint64_t fn = profile_location_function_id(p, locs[j]);
 			size_t f;
 
-			if (locs[j] == 0 || locs[j] > p->nlocations)
+			if (fn == 0)
 				continue;
-			l = &p->locations[locs[j] - 1];
-			if (l->function == 0 || l->function > p->nfunctions)
-				continue;
-			f = l->function - 1;
+			f = fn - 1;
 			if (j == 0)
 				funcs[f].self = profile_add_sat(funcs[f].self,
 				    w);
@@ -344,21 +341,6 @@ text_states_table(const struct profile *p, FILE *fp, size_t vi,
 	}
 }
 
-/* Order threads by value, descending, then number, then name. */
-static int
-text_cmp_thread(const void *a, const void *b)
-{
-	const struct text_thread *ta = a, *tb = b;
-
-	if (ta->value != tb->value)
-		return ta->value > tb->value ? -1 : 1;
-	if (ta->has_num != tb->has_num)
-		return ta->has_num ? -1 : 1;
-	if (ta->num != tb->num)
-		return ta->num < tb->num ? -1 : 1;
-	return strcmp(ta->name, tb->name);
-}
-
 /* Order threads by number, then name (to group equal ones). */
 static int
 text_cmp_thread_key(const void *a, const void *b)
@@ -370,6 +352,17 @@ text_cmp_thread_key(const void *a, const void *b)
 	if (ta->num != tb->num)
 		return ta->num < tb->num ? -1 : 1;
 	return strcmp(ta->name, tb->name);
+}
+
+/* Order threads by value, descending, then as text_cmp_thread_key. */
+static int
+text_cmp_thread(const void *a, const void *b)
+{
+	const struct text_thread *ta = a, *tb = b;
+
+	if (ta->value != tb->value)
+		return ta->value > tb->value ? -1 : 1;
+	return text_cmp_thread_key(a, b);
 }
 
 /* Print the thread table when samples carry thread labels. */
