@@ -52,6 +52,7 @@ const struct profile_state profile_states[PROFILE_NSTATES] = {
 	    "[GC sweeping]", "GC sweeping (%GC=sweep)" },
 };
 
+/* Finalise a 64-bit value into a well-mixed hash (splitmix64). */
 uint64_t
 profile_mix(uint64_t x)
 {
@@ -301,6 +302,7 @@ profile_intern(struct profile *p, const char *s)
 	return profile_intern_len(p, s, strlen(s));
 }
 
+/* Why P is incomplete, or NULL. */
 const char *
 profile_error(const struct profile *p)
 {
@@ -475,6 +477,7 @@ profile_add_comment(struct profile *p, const char *comment)
 	p->comments[p->ncomments++] = id;
 }
 
+/* The value of COMMENT when its key is KEY, or NULL. */
 const char *
 profile_comment_match(const char *comment, const char *key)
 {
@@ -554,6 +557,7 @@ profile_state_index(const char *key, const char *value)
 	return -1;
 }
 
+/* The %GVL and %GC labels of S and the states they name. */
 struct profile_vm_state
 profile_sample_state(const struct profile *p, const struct profile_sample *s)
 {
@@ -593,6 +597,7 @@ profile_sample_label(const struct profile *p, const struct profile_sample *s,
 	return NULL;
 }
 
+/* The function id of LOCATION, or 0 when either id is invalid. */
 uint64_t
 profile_location_function_id(const struct profile *p, uint64_t location)
 {
@@ -624,6 +629,7 @@ profile_add_sat(int64_t a, int64_t b)
 	return a + b;
 }
 
+/* VI when it is one of P's values, else P's default. */
 size_t
 profile_value_index(const struct profile *p, size_t vi)
 {
