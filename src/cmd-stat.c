@@ -22,6 +22,9 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "error.h"
+#include "format.h"
+#include "json.h"
 #include "output.h"
 #include "profile.h"
 #include "sampler.h"
@@ -31,32 +34,32 @@
 #include "vm.h"
 
 enum {
-	STAT_OPT_REPORT = 256,
-	STAT_OPT_TOP,
-	STAT_OPT_JSON,
+	CMD_STAT_OPT_REPORT = 256,
+	CMD_STAT_OPT_TOP,
+	CMD_STAT_OPT_JSON,
 };
 
-static const struct cmd_option stat_options[] = {
+static const struct cmd_option cmd_stat_options[] = {
 	SCRIPT_SAMPLER_OPTIONS("wall"),
 	{ "output", 'o', 0, required_argument, "FILE",
 	  "also save the profile to FILE (format from its extension)", "@file", 'o' },
 	{ "report", 0, 0, no_argument, NULL,
-	  "add the flat and cumulative top tables", NULL, STAT_OPT_REPORT },
+	  "add the flat and cumulative top tables", NULL, CMD_STAT_OPT_REPORT },
 	{ "top", 0, 0, required_argument, "N",
-	  "rows in each table of --report (default 50)", "@number", STAT_OPT_TOP },
+	  "rows in each table of --report (default 50)", "@number", CMD_STAT_OPT_TOP },
 	{ "json", 0, 0, no_argument, NULL,
-	  "print the figures as one JSON object instead", NULL, STAT_OPT_JSON },
+	  "print the figures as one JSON object instead", NULL, CMD_STAT_OPT_JSON },
 	{ "repeat", 'r', 0, required_argument, "N",
 	  "run the script N times and show mean and deviation", "@number", 'r' },
 	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0 }
 };
 
 /* Where a figure comes from, as its tag in the summary says. */
-enum stat_source { STAT_OS, STAT_RPERF, STAT_RUBY };
-static const char *const stat_source_tag[] = { "[os]", "[rperf]", "[ruby]" };
+enum cmd_stat_source { CMD_STAT_OS, CMD_STAT_RPERF, CMD_STAT_RUBY };
+static const char *const cmd_stat_source_tag[] = { "[os]", "[rperf]", "[ruby]" };
 
 /* The figures, in the order the summary prints them. */
-enum stat_figure {
+enum cmd_stat_figure {
 	F_USER, F_SYS, F_REAL,
 	F_CPU, F_BLOCKED, F_WAIT, F_MARK, F_SWEEP,
 	F_GC_RUNS, F_GC_MINOR, F_GC_MAJOR, F_GC_TIME, F_ALLOCATED, F_FREED,
@@ -66,52 +69,53 @@ enum stat_figure {
 	F_COUNT
 };
 
-struct stat_field {
+struct cmd_stat_field {
 	const char *key;	/* JSON key, unit in the name */
 	const char *label;
 	const char *unit;	/* "ms", "KB", "%" or "" */
-	enum stat_source source;
+	enum cmd_stat_source source;
 	int group;		/* a blank line between groups */
 };
 
-static const struct stat_field stat_fields[F_COUNT] = {
-	[F_USER] = { "user_ms", "user", "ms", STAT_OS, 0 },
-	[F_SYS] = { "sys_ms", "sys", "ms", STAT_OS, 0 },
-	[F_REAL] = { "real_ms", "real", "ms", STAT_OS, 0 },
-	[F_CPU] = { "cpu_execution_ms", "CPU execution", "ms", STAT_RPERF, 1 },
-	[F_BLOCKED] = { "gvl_blocked_ms", "GVL blocked (I/O, sleep)", "ms", STAT_RPERF, 1 },
-	[F_WAIT] = { "gvl_wait_ms", "GVL wait (contention)", "ms", STAT_RPERF, 1 },
-	[F_MARK] = { "gc_marking_ms", "GC marking", "ms", STAT_RPERF, 1 },
-	[F_SWEEP] = { "gc_sweeping_ms", "GC sweeping", "ms", STAT_RPERF, 1 },
-	[F_GC_RUNS] = { "gc_runs", "GC runs", "", STAT_RUBY, 2 },
-	[F_GC_MINOR] = { "gc_minor_runs", "GC runs, minor", "", STAT_RUBY, 2 },
-	[F_GC_MAJOR] = { "gc_major_runs", "GC runs, major", "", STAT_RUBY, 2 },
-	[F_GC_TIME] = { "gc_time_ms", "GC time", "ms", STAT_RUBY, 2 },
-	[F_ALLOCATED] = { "allocated_objects", "allocated objects", "", STAT_RUBY, 2 },
-	[F_FREED] = { "freed_objects", "freed objects", "", STAT_RUBY, 2 },
-	[F_HEAP_PAGES] = { "heap_pages", "heap pages", "", STAT_RUBY, 2 },
-	[F_THREADS] = { "threads", "threads", "", STAT_RPERF, 2 },
-	[F_PROCESSES] = { "processes", "processes profiled", "", STAT_RPERF, 2 },
-	[F_RSS] = { "peak_rss_kb", "peak RSS", "KB", STAT_OS, 3 },
-	[F_MINFLT] = { "page_faults_minor", "page faults, minor", "", STAT_OS, 3 },
-	[F_MAJFLT] = { "page_faults_major", "page faults, major", "", STAT_OS, 3 },
-	[F_NVCSW] = { "context_switches_voluntary", "context switches, voluntary", "", STAT_OS, 3 },
-	[F_NIVCSW] = { "context_switches_involuntary", "context switches, involuntary", "", STAT_OS, 3 },
-	[F_INBLOCK] = { "block_input_ops", "block input operations", "", STAT_OS, 3 },
-	[F_OUBLOCK] = { "block_output_ops", "block output operations", "", STAT_OS, 3 },
-	[F_SAMPLES] = { "samples", "samples", "", STAT_RPERF, 4 },
-	[F_TRIGGERS] = { "timer_triggers", "timer triggers", "", STAT_RPERF, 4 },
-	[F_OVERHEAD] = { "profiler_overhead_pct", "profiler overhead (of real)", "%", STAT_RPERF, 4 },
+static const struct cmd_stat_field cmd_stat_fields[F_COUNT] = {
+	[F_USER] = { "user_ms", "user", "ms", CMD_STAT_OS, 0 },
+	[F_SYS] = { "sys_ms", "sys", "ms", CMD_STAT_OS, 0 },
+	[F_REAL] = { "real_ms", "real", "ms", CMD_STAT_OS, 0 },
+	[F_CPU] = { "cpu_execution_ms", "CPU execution", "ms", CMD_STAT_RPERF, 1 },
+	[F_BLOCKED] = { "gvl_blocked_ms", "GVL blocked (I/O, sleep)", "ms", CMD_STAT_RPERF, 1 },
+	[F_WAIT] = { "gvl_wait_ms", "GVL wait (contention)", "ms", CMD_STAT_RPERF, 1 },
+	[F_MARK] = { "gc_marking_ms", "GC marking", "ms", CMD_STAT_RPERF, 1 },
+	[F_SWEEP] = { "gc_sweeping_ms", "GC sweeping", "ms", CMD_STAT_RPERF, 1 },
+	[F_GC_RUNS] = { "gc_runs", "GC runs", "", CMD_STAT_RUBY, 2 },
+	[F_GC_MINOR] = { "gc_minor_runs", "GC runs, minor", "", CMD_STAT_RUBY, 2 },
+	[F_GC_MAJOR] = { "gc_major_runs", "GC runs, major", "", CMD_STAT_RUBY, 2 },
+	[F_GC_TIME] = { "gc_time_ms", "GC time", "ms", CMD_STAT_RUBY, 2 },
+	[F_ALLOCATED] = { "allocated_objects", "allocated objects", "", CMD_STAT_RUBY, 2 },
+	[F_FREED] = { "freed_objects", "freed objects", "", CMD_STAT_RUBY, 2 },
+	[F_HEAP_PAGES] = { "heap_pages", "heap pages", "", CMD_STAT_RUBY, 2 },
+	[F_THREADS] = { "threads", "threads", "", CMD_STAT_RPERF, 2 },
+	[F_PROCESSES] = { "processes", "processes profiled", "", CMD_STAT_RPERF, 2 },
+	[F_RSS] = { "peak_rss_kb", "peak RSS", "KB", CMD_STAT_OS, 3 },
+	[F_MINFLT] = { "page_faults_minor", "page faults, minor", "", CMD_STAT_OS, 3 },
+	[F_MAJFLT] = { "page_faults_major", "page faults, major", "", CMD_STAT_OS, 3 },
+	[F_NVCSW] = { "context_switches_voluntary", "context switches, voluntary", "", CMD_STAT_OS, 3 },
+	[F_NIVCSW] = { "context_switches_involuntary", "context switches, involuntary", "",
+	    CMD_STAT_OS, 3 },
+	[F_INBLOCK] = { "block_input_ops", "block input operations", "", CMD_STAT_OS, 3 },
+	[F_OUBLOCK] = { "block_output_ops", "block output operations", "", CMD_STAT_OS, 3 },
+	[F_SAMPLES] = { "samples", "samples", "", CMD_STAT_RPERF, 4 },
+	[F_TRIGGERS] = { "timer_triggers", "timer triggers", "", CMD_STAT_RPERF, 4 },
+	[F_OVERHEAD] = { "profiler_overhead_pct", "profiler overhead (of real)", "%", CMD_STAT_RPERF, 4 },
 };
 
 /* One run's figures; what a child sends its parent. */
-struct stat_run {
+struct cmd_stat_run {
 	double v[F_COUNT];
 	int valid;
 };
 
 /* Everything one "rperf stat" needs, in one place. */
-struct stat {
+struct cmd_stat {
 	struct sampler_config cfg;
 	const char *output;	/* as given, for messages */
 	char *output_path;	/* absolute: the script may chdir */
@@ -126,26 +130,29 @@ struct stat {
 	int64_t start_ns;	/* CLOCK_MONOTONIC when the run began */
 	int figures_fd;		/* a child of -r: where its figures go */
 	int save;		/* save the profile (-o, on the last run) */
-	struct stat_run run;	/* this process's run */
+	struct cmd_stat_run run;	/* this process's run */
 	int ran;		/* the finish hook saw the script run */
 };
 
 /* The VM state a sample was taken in: F_CPU .. F_SWEEP. */
-static enum stat_figure
-stat_sample_state(const struct profile *p, const struct profile_sample *s)
+static enum cmd_stat_figure
+cmd_stat_sample_state(const struct profile *p, const struct profile_sample *s)
 {
-	const char *v;
+	struct profile_vm_state st = profile_sample_state(p, s);
 
-	if ((v = profile_sample_label_str(p, s, "%GVL")) != NULL)
-		return strcmp(v, "wait") == 0 ? F_WAIT : F_BLOCKED;
-	if ((v = profile_sample_label_str(p, s, "%GC")) != NULL)
-		return strcmp(v, "sweep") == 0 ? F_SWEEP : F_MARK;
+	/* Any GVL label counts as off the GVL, any GC label as GC. */
+	if (st.gvl != NULL)
+		return st.gvl_state == PROFILE_STATE_GVL_WAIT ? F_WAIT :
+		    F_BLOCKED;
+	if (st.gc != NULL)
+		return st.gc_state == PROFILE_STATE_GC_SWEEP ? F_SWEEP :
+		    F_MARK;
 	return F_CPU;
 }
 
 /* Fill the run's figures from the profile, the VM and the OS. */
 static void
-stat_collect(struct stat *st, const struct profile *p, const struct sampler_stats *ss,
+cmd_stat_collect(struct cmd_stat *st, const struct profile *p, const struct sampler_stats *ss,
     int64_t build_ns)
 {
 	double *v = st->run.v;
@@ -157,7 +164,7 @@ stat_collect(struct stat *st, const struct profile *p, const struct sampler_stat
 	for (i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
 
-		v[stat_sample_state(p, s)] +=
+		v[cmd_stat_sample_state(p, s)] +=
 		    profile_sample_values(p, s)[p->nvalue_types - 1] / 1e6;
 	}
 	vm_gc_counters(&gc);
@@ -192,34 +199,9 @@ stat_collect(struct stat *st, const struct profile *p, const struct sampler_stat
 	st->run.valid = 1;
 }
 
-/* A number with thousands separators and DECIMALS decimals. */
-static const char *
-stat_format(double x, int decimals, char *buf, size_t len)
-{
-	char raw[64], *dot;
-	size_t n, i, o = 0, lead;
-	int neg = x < 0;
-
-	snprintf(raw, sizeof raw, "%.*f", decimals, neg ? -x : x);
-	dot = strchr(raw, '.');
-	lead = dot ? (size_t)(dot - raw) : strlen(raw);
-	if (neg && o + 1 < len)
-		buf[o++] = '-';
-	for (i = 0; i < lead && o + 2 < len; i++) {
-		buf[o++] = raw[i];
-		n = lead - i - 1;
-		if (n > 0 && n % 3 == 0)
-			buf[o++] = ',';
-	}
-	for (i = lead; raw[i] != '\0' && o + 1 < len; i++)
-		buf[o++] = raw[i];
-	buf[o] = '\0';
-	return buf;
-}
-
 /* The mean and standard deviation of figure F over RUNS. */
 static void
-stat_mean(const struct stat_run *runs, size_t n, int f, double *mean, double *sd)
+cmd_stat_mean(const struct cmd_stat_run *runs, size_t n, int f, double *mean, double *sd)
 {
 	double sum = 0, sq = 0;
 	size_t i, k = 0;
@@ -240,7 +222,7 @@ stat_mean(const struct stat_run *runs, size_t n, int f, double *mean, double *sd
 
 /* The perf-stat-like summary of RUNS to FP. */
 static void
-stat_print_text(const struct stat *st, const struct stat_run *runs, size_t n, FILE *fp)
+cmd_stat_print_text(const struct cmd_stat *st, const struct cmd_stat_run *runs, size_t n, FILE *fp)
 {
 	double mean[F_COUNT], sd[F_COUNT], profiled;
 	char num[64], *cmd = st->script.command_line;
@@ -250,7 +232,7 @@ stat_print_text(const struct stat *st, const struct stat_run *runs, size_t n, FI
 	for (i = 0; i < n; i++)
 		k += runs[i].valid;
 	for (f = 0; f < F_COUNT; f++)
-		stat_mean(runs, n, f, &mean[f], &sd[f]);
+		cmd_stat_mean(runs, n, f, &mean[f], &sd[f]);
 	profiled = mean[F_CPU] + mean[F_BLOCKED] + mean[F_WAIT] + mean[F_MARK] + mean[F_SWEEP];
 	fprintf(fp, "\n Performance counter stats for '%s'", cmd);
 	if (k > 1)
@@ -258,7 +240,7 @@ stat_print_text(const struct stat *st, const struct stat_run *runs, size_t n, FI
 	fprintf(fp, " (%s mode, %d Hz):\n", st->cfg.mode == SAMPLER_WALL ? "wall" : "cpu",
 	    st->cfg.frequency);
 	for (f = 0; f < F_COUNT; f++) {
-		const struct stat_field *d = &stat_fields[f];
+		const struct cmd_stat_field *d = &cmd_stat_fields[f];
 		char pct[32] = "", dev[32] = "";
 		int dec = strcmp(d->unit, "ms") == 0 || strcmp(d->unit, "%") == 0 ? 2 : 0;
 
@@ -267,15 +249,15 @@ stat_print_text(const struct stat *st, const struct stat_run *runs, size_t n, FI
 			group = d->group;
 		}
 		if (f >= F_CPU && f <= F_SWEEP && profiled > 0)
-			snprintf(pct, sizeof pct, "%5.1f%%", mean[f] * 100 / profiled);
+			format_pct(pct, sizeof pct, mean[f], profiled);
 		if (k > 1 && mean[f] != 0)
 			snprintf(dev, sizeof dev, "( +-%6.2f%% )", sd[f] * 100 / fabs(mean[f]));
-		fprintf(fp, "%18s %-3s %-31s %6s  ", stat_format(mean[f], dec, num, sizeof num),
+		fprintf(fp, "%18s %-3s %-31s %6s  ", format_double(num, sizeof num, mean[f], dec),
 		    d->unit, d->label, pct);
 		if (dev[0] != '\0')
-			fprintf(fp, "%-7s %s\n", stat_source_tag[d->source], dev);
+			fprintf(fp, "%-7s %s\n", cmd_stat_source_tag[d->source], dev);
 		else
-			fprintf(fp, "%s\n", stat_source_tag[d->source]);
+			fprintf(fp, "%s\n", cmd_stat_source_tag[d->source]);
 	}
 	if (st->npids > 0) {
 		fprintf(fp, "\n processes: %ld (root)", (long)getpid());
@@ -288,28 +270,10 @@ stat_print_text(const struct stat *st, const struct stat_run *runs, size_t n, FI
 	fputc('\n', fp);
 }
 
-/* A JSON string (the command line) to FP. */
-static void
-stat_json_string(const char *s, FILE *fp)
-{
-	fputc('"', fp);
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(fp, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(fp, "\\u%04x", c);
-		else
-			fputc(c, fp);
-	}
-	fputc('"', fp);
-}
-
 /* The figures as one JSON object to FP. */
 static void
-stat_print_json(const struct stat *st, const struct stat_run *runs, size_t n, int status,
-    FILE *fp)
+cmd_stat_print_json(const struct cmd_stat *st, const struct cmd_stat_run *runs, size_t n,
+    int status, FILE *fp)
 {
 	double mean, sd;
 	size_t k = 0, i;
@@ -318,41 +282,41 @@ stat_print_json(const struct stat *st, const struct stat_run *runs, size_t n, in
 	for (i = 0; i < n; i++)
 		k += runs[i].valid;
 	fprintf(fp, "{\"command\":");
-	stat_json_string(st->script.command_line, fp);
+	json_write_string(fp, st->script.command_line, 0);
 	fprintf(fp, ",\"mode\":\"%s\",\"frequency_hz\":%d,\"runs\":%zu,\"exit_status\":%d",
 	    st->cfg.mode == SAMPLER_WALL ? "wall" : "cpu", st->cfg.frequency, k, status);
 	for (f = 0; f < F_COUNT; f++) {
-		stat_mean(runs, n, f, &mean, &sd);
-		fprintf(fp, ",\"%s\":%.6g", stat_fields[f].key, mean);
+		cmd_stat_mean(runs, n, f, &mean, &sd);
+		fprintf(fp, ",\"%s\":%.6g", cmd_stat_fields[f].key, mean);
 		if (n > 1)
-			fprintf(fp, ",\"%s_stddev\":%.6g", stat_fields[f].key, sd);
+			fprintf(fp, ",\"%s_stddev\":%.6g", cmd_stat_fields[f].key, sd);
 	}
 	fprintf(fp, "}\n");
 }
 
 /* VM start hook: install the sampler. */
 static int
-stat_vm_start(void *arg)
+cmd_stat_vm_start(void *arg)
 {
-	struct stat *st = arg;
+	struct cmd_stat *st = arg;
 
 	return script_start("stat", &st->cfg, &st->procs, &st->script);
 }
 
 /* VM ready hook: the script is about to run. */
 static void
-stat_vm_ready(void *arg)
+cmd_stat_vm_ready(void *arg)
 {
-	struct stat *st = arg;
+	struct cmd_stat *st = arg;
 
 	script_procs_ready(&st->procs);
 }
 
 /* VM finish hook: stop, gather the figures, save and print them. */
 static int
-stat_vm_finish(void *arg, int ran)
+cmd_stat_vm_finish(void *arg, int ran)
 {
-	struct stat *st = arg;
+	struct cmd_stat *st = arg;
 	struct sampler_stats ss;
 	struct profile *p;
 	int64_t t0 = util_mono_ns();
@@ -368,23 +332,22 @@ stat_vm_finish(void *arg, int ran)
 	st->npids = script_procs_merge(&st->procs, &p, st->procs.child_timeout, st->pids,
 	    sizeof st->pids / sizeof st->pids[0]);
 	script_procs_release(&st->procs);
-	stat_collect(st, p, &ss, util_mono_ns() - t0);
+	cmd_stat_collect(st, p, &ss, util_mono_ns() - t0);
 	st->ran = 1;
 	if (st->save && profile_write_file_as(p, st->output_path, st->output,
 	    format_by_path(st->output, FORMAT_RECORD) != NULL ?
 	    format_by_path(st->output, FORMAT_RECORD) : &format_pprof,
 	    NULL, err, sizeof err) != 0) {
-		fprintf(stderr, "rperf stat: %s\n", err);
-		rc = -1;
+		rc = error_print("%s", err);
 	}
 	if (st->figures_fd >= 0) {
 		util_write_all(st->figures_fd, &st->run, sizeof st->run);
 	} else {
 		fflush(stdout);
 		if (st->json)
-			stat_print_json(st, &st->run, 1, 0, stderr);
+			cmd_stat_print_json(st, &st->run, 1, 0, stderr);
 		else
-			stat_print_text(st, &st->run, 1, stderr);
+			cmd_stat_print_text(st, &st->run, 1, stderr);
 	}
 	if (st->report && st->figures_fd < 0) {
 		struct text_opts topts;
@@ -399,28 +362,28 @@ stat_vm_finish(void *arg, int ran)
 
 /* Run the script once in this process. */
 static int
-stat_run_vm(struct stat *st)
+cmd_stat_run_vm(struct cmd_stat *st)
 {
 	struct vm_hooks hooks;
 
 	st->start_ns = util_mono_ns();
-	hooks.start = stat_vm_start;
-	hooks.ready = stat_vm_ready;
-	hooks.finish = stat_vm_finish;
+	hooks.start = cmd_stat_vm_start;
+	hooks.ready = cmd_stat_vm_ready;
+	hooks.finish = cmd_stat_vm_finish;
 	hooks.arg = st;
 	return vm_run(st->script.argc, st->script.argv, &hooks);
 }
 
 /* -r N: each run in a child; the mean and deviation at the end. */
 static int
-stat_repeat(struct stat *st)
+cmd_stat_repeat(struct cmd_stat *st)
 {
-	struct stat_run *runs = calloc((size_t)st->repeat, sizeof *runs);
+	struct cmd_stat_run *runs = calloc((size_t)st->repeat, sizeof *runs);
 	int status = 0, i, fds[2], ws;
 	pid_t pid;
 
 	if (runs == NULL) {
-		fprintf(stderr, "rperf stat: out of memory\n");
+		error_print("out of memory");
 		return RPERF_EXIT_FAILURE;
 	}
 	for (i = 0; i < st->repeat; i++) {
@@ -430,7 +393,7 @@ stat_repeat(struct stat *st)
 		fflush(stdout);
 		fflush(stderr);
 		if (pipe(fds) != 0 || (pid = fork()) < 0) {
-			fprintf(stderr, "rperf stat: cannot start run %d: %s\n", i + 1, strerror(errno));
+			error_print("cannot start run %d: %s", i + 1, strerror(errno));
 			status = RPERF_EXIT_FAILURE;
 			break;
 		}
@@ -439,7 +402,7 @@ stat_repeat(struct stat *st)
 			close(fds[0]);
 			st->figures_fd = fds[1];
 			st->save = st->output != NULL && i == st->repeat - 1;
-			exit(stat_run_vm(st));
+			exit(cmd_stat_run_vm(st));
 		}
 		close(fds[1]);
 		while (got < sizeof runs[i] &&
@@ -461,16 +424,16 @@ stat_repeat(struct stat *st)
 		status = WEXITSTATUS(ws);
 	}
 	if (st->json)
-		stat_print_json(st, runs, (size_t)st->repeat, status, stderr);
+		cmd_stat_print_json(st, runs, (size_t)st->repeat, status, stderr);
 	else
-		stat_print_text(st, runs, (size_t)st->repeat, stderr);
+		cmd_stat_print_text(st, runs, (size_t)st->repeat, stderr);
 	free(runs);
 	return status;
 }
 
 /* Parse the options of stat/exec; leave optind at the script. */
 static void
-stat_parse_options(struct stat *st, const struct cmd_entry *e, int argc, char **argv)
+cmd_stat_parse_options(struct cmd_stat *st, const struct cmd_entry *e, int argc, char **argv)
 {
 	struct cmd_getopt g;
 	long v;
@@ -484,15 +447,15 @@ stat_parse_options(struct stat *st, const struct cmd_entry *e, int argc, char **
 		case 'o':
 			st->output = optarg;
 			break;
-		case STAT_OPT_REPORT:
+		case CMD_STAT_OPT_REPORT:
 			st->report = 1;
 			break;
-		case STAT_OPT_TOP:
+		case CMD_STAT_OPT_TOP:
 			if (cmd_parse_long(optarg, 1, 1000000, &v) != 0)
 				cmd_usage_error(e, "invalid --top '%s' (expected a number from 1)", optarg);
 			st->top = (size_t)v;
 			break;
-		case STAT_OPT_JSON:
+		case CMD_STAT_OPT_JSON:
 			st->json = 1;
 			break;
 		case 'r':
@@ -507,9 +470,9 @@ stat_parse_options(struct stat *st, const struct cmd_entry *e, int argc, char **
 
 /* "rperf stat" and "rperf exec". */
 static int
-stat_exec_common(const struct cmd_entry *e, int report, int argc, char **argv)
+cmd_stat_exec_common(const struct cmd_entry *e, int report, int argc, char **argv)
 {
-	struct stat st;
+	struct cmd_stat st;
 	int status;
 
 	memset(&st, 0, sizeof st);
@@ -519,49 +482,51 @@ stat_exec_common(const struct cmd_entry *e, int report, int argc, char **argv)
 	st.figures_fd = -1;
 	st.procs.inherit = 1;
 	st.procs.child_timeout = CMD_CHILD_TIMEOUT;
-	stat_parse_options(&st, e, argc, argv);
+	cmd_stat_parse_options(&st, e, argc, argv);
 	script_argv_init(&st.script, e, argc, argv);
 	if (st.output != NULL && strcmp(st.output, "-") == 0)
 		cmd_usage_error(e, "the profile cannot go to stdout: it belongs to the script");
 	if (st.output != NULL)
 		st.output_path = script_absolute_path(st.output);
 	if (st.repeat > 1) {
-		status = stat_repeat(&st);
+		status = cmd_stat_repeat(&st);
 	} else {
 		st.save = st.output != NULL;
-		status = stat_run_vm(&st);
+		status = cmd_stat_run_vm(&st);
 	}
 	script_argv_release(&st.script);
 	free(st.output_path);
 	return status;
 }
 
+/* "rperf stat". */
 static int
-stat_exec(int argc, char **argv)
+cmd_stat_exec(int argc, char **argv)
 {
-	return stat_exec_common(&cmd_stat_entry, 0, argc, argv);
+	return cmd_stat_exec_common(&cmd_stat_entry, 0, argc, argv);
 }
 
+/* "rperf exec": "rperf stat --report". */
 static int
-exec_exec(int argc, char **argv)
+cmd_stat_exec_report(int argc, char **argv)
 {
-	return stat_exec_common(&cmd_exec_entry, 1, argc, argv);
+	return cmd_stat_exec_common(&cmd_exec_entry, 1, argc, argv);
 }
 
 const struct cmd_entry cmd_stat_entry = {
 	.name = "stat",
 	.usage = "[options] [--] [ruby options] SCRIPT [ARGS...]",
 	.summary = "run a Ruby script and print where its time went",
-	.options = stat_options,
+	.options = cmd_stat_options,
 	.operands = "@rb",
-	.exec = stat_exec,
+	.exec = cmd_stat_exec,
 };
 
 const struct cmd_entry cmd_exec_entry = {
 	.name = "exec",
 	.usage = "[options] [--] [ruby options] SCRIPT [ARGS...]",
 	.summary = "stat --report: the summary and the top tables",
-	.options = stat_options,
+	.options = cmd_stat_options,
 	.operands = "@rb",
-	.exec = exec_exec,
+	.exec = cmd_stat_exec_report,
 };

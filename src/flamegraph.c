@@ -6,8 +6,8 @@
  * once, then name, depth and value per frame in preorder) which a small
  * inline script lays out and draws; only frames wide enough to see are
  * turned into SVG elements, so a profile with 100k unique stacks opens
- * quickly.  Every name goes through one JSON escaper that also keeps the
- * script's CDATA section and the XML well-formed (no "<", ">", "&",
+ * quickly.  Every name goes through the JSON escaper (json.c, with
+ * JSON_XML_SAFE), which also keeps the script's CDATA section and the XML well-formed (no "<", ">", "&",
  * invalid UTF-8 or control characters survive literally), and the script
  * only ever sets names as text, never as markup.
  */
@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "flamegraph.h"
+#include "format.h"
+#include "json.h"
 #include "report.h"
 #include "xmalloc.h"
 
@@ -223,60 +225,6 @@ static const char flamegraph_js[] =
     "\n"
     "fgInit();\n";
 
-/* Write S as a JSON string that is also safe inside CDATA and XML. */
-static void
-flamegraph_json_str(FILE *fp, const char *s)
-{
-	const unsigned char *u = (const unsigned char *)s;
-
-	fputc('"', fp);
-	while (*u != '\0') {
-		unsigned c = *u, need, cp, min, i;
-
-		if (c < 0x80) {
-			if (c == '"' || c == '\\')
-				fprintf(fp, "\\%c", c);
-			else if (c < 0x20 || c == 0x7f || c == '<' ||
-			    c == '>' || c == '&')
-				fprintf(fp, "\\u%04x", c);
-			else
-				fputc((int)c, fp);
-			u++;
-			continue;
-		}
-		/* Copy a valid UTF-8 sequence; anything else is U+FFFD. */
-		if (c >= 0xc2 && c <= 0xdf) {
-			need = 1, cp = c & 0x1f, min = 0x80;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			need = 2, cp = c & 0x0f, min = 0x800;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			need = 3, cp = c & 0x07, min = 0x10000;
-		} else {
-			fputs("\\ufffd", fp);
-			u++;
-			continue;
-		}
-		for (i = 1; i <= need; i++) {
-			if ((u[i] & 0xc0) != 0x80)
-				break;
-			cp = (cp << 6) | (u[i] & 0x3f);
-		}
-		if (i <= need || cp < min || cp > 0x10ffff ||
-		    (cp >= 0xd800 && cp <= 0xdfff)) {
-			fputs("\\ufffd", fp);
-			u++;
-			continue;
-		}
-		if (cp == 0x2028 || cp == 0x2029 || cp == 0xfffe ||
-		    cp == 0xffff)
-			fprintf(fp, "\\u%04x", cp);
-		else
-			fwrite(u, 1, need + 1, fp);
-		u += need + 1;
-	}
-	fputc('"', fp);
-}
-
 /* Write S as XML character data (for the title lines). */
 static void
 flamegraph_xml_str(FILE *fp, const char *s)
@@ -369,12 +317,14 @@ flamegraph_names(FILE *fp, const struct report_tree *t, int64_t cut)
 	for (i = 1; i <= REPORT_NKINDS - 1; i++) {
 		out[i] = next++;
 		fputs(first ? "" : ",", fp);
-		flamegraph_json_str(fp, profile_str(t->names, (str_id)i));
+		json_write_string(fp, profile_str(t->names, (str_id)i),
+		    JSON_XML_SAFE);
 		first = 0;
 	}
 	out[t->nodes[0].name] = next++;
 	fputc(',', fp);
-	flamegraph_json_str(fp, report_tree_name(t, &t->nodes[0]));
+	json_write_string(fp, report_tree_name(t, &t->nodes[0]),
+	    JSON_XML_SAFE);
 	for (i = 1; i < t->nnodes; i++) {
 		const struct report_node *n = &t->nodes[i];
 
@@ -384,7 +334,8 @@ flamegraph_names(FILE *fp, const struct report_tree *t, int64_t cut)
 			continue;
 		out[n->name] = next++;
 		fputs(",\n", fp);
-		flamegraph_json_str(fp, report_tree_name(t, n));
+		json_write_string(fp, report_tree_name(t, n),
+		    JSON_XML_SAFE);
 	}
 	fputs("]", fp);
 	return out;
@@ -396,7 +347,7 @@ flamegraph_write(const struct profile *p, FILE *fp,
 {
 	struct flamegraph_opts defaults;
 	struct report_tree *t;
-	struct report_unit u;
+	struct format_unit u;
 	uint32_t *out_name, maxdepth;
 	const char *title;
 	size_t vi;
@@ -410,13 +361,15 @@ flamegraph_write(const struct profile *p, FILE *fp,
 	}
 	width = o->width > 100 ? o->width : FLAMEGRAPH_DEFAULT_WIDTH;
 	diff = o->base != NULL;
-	vi = report_value_index(p, o->value_index);
-	report_unit_init(&u, p, vi);
+	vi = profile_value_index(p, o->value_index);
+	format_unit_init(&u, p, vi);
 	t = report_tree_new();
-	report_tree_add(t, p, vi, 0, 1.0);
-	if (diff)
-		report_tree_add(t, o->base, report_value_index(o->base,
-		    o->base_value_index), 1, o->base_scale);
+	if (report_tree_add(t, p, vi, 0, 1.0) != 0 || (diff &&
+	    report_tree_add(t, o->base, profile_value_index(o->base,
+	    o->base_value_index), 1, o->base_scale) != 0)) {
+		report_tree_free(t);
+		return -1;	/* errno is EFBIG */
+	}
 	report_tree_sort(t, 0);
 	total = t->nodes[0].value;
 	/* A tenth of a pixel at the full view, over the usable width. */
@@ -439,7 +392,7 @@ flamegraph_write(const struct profile *p, FILE *fp,
 		}
 		fprintf(mem, "var fg = {\"width\":%d,\"bottom\":%d,\"ms\":%d,"
 		    "\"unit\":", width, FLAMEGRAPH_BOTTOM, u.ms);
-		flamegraph_json_str(mem, u.suffix);
+		json_write_string(mem, u.suffix, JSON_XML_SAFE);
 		fprintf(mem, ",\"diff\":%d,\n\"names\":", diff);
 		out_name = flamegraph_names(mem, t, cut);
 		fputs(",\n\"nodes\":", mem);
@@ -468,7 +421,7 @@ flamegraph_write(const struct profile *p, FILE *fp,
 		flamegraph_xml_str(fp, title);
 		fprintf(fp, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"42\">",
 		    width / 2);
-		fprintf(fp, "Total %s%s%s", report_fmt_value(buf, sizeof buf,
+		fprintf(fp, "Total %s%s%s", format_value(buf, sizeof buf,
 		    &u, total), *u.suffix ? " " : "", u.suffix);
 		if (diff)
 			fputs("; red: grew since the base, blue: shrank", fp);

@@ -36,7 +36,8 @@ void flamegraph_opts_init(struct flamegraph_opts *o);
  * Stacks are merged into a tree first, and frames narrower than a tenth
  * of a pixel at the full view are left out (their weight stays in their
  * parent), so the file stays small with 100k unique stacks.  Returns 0,
- * or -1 on a write error with errno set.
+ * or -1 with errno set on a write error, or with EFBIG, having written
+ * nothing, when the stacks need more tree nodes than 32-bit ids allow.
  */
 int flamegraph_write(const struct profile *p, FILE *fp,
     const struct flamegraph_opts *o);

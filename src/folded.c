@@ -31,9 +31,6 @@
  * pointer, length and location id, and its place in the sample pool. */
 #define FOLDED_FRAME_COST (2 * sizeof(void *) + 2 * sizeof(uint64_t))
 
-/* The label keys in the order their pseudo-frames are written. */
-static const char *const folded_state_keys[] = { "%GVL", "%GC" };
-
 /* One rendered stack and its weight. */
 struct folded_line {
 	char *text;
@@ -65,49 +62,28 @@ folded_frame_name(const char *name)
 	return s;
 }
 
-/* The pseudo-frame for label KEY of S, or NULL. */
-static const char *
-folded_state_frame(const struct profile *p, const struct profile_sample *s,
-    const char *key)
-{
-	const char *value = profile_sample_label_str(p, s, key);
-	size_t i;
-
-	if (value == NULL)
-		return NULL;
-	for (i = 0; i < PROFILE_NSTATES; i++) {
-		if (strcmp(profile_states[i].key, key) == 0 &&
-		    strcmp(profile_states[i].value, value) == 0)
-			return profile_states[i].frame;
-	}
-	return NULL;
-}
-
 /* Render the stack of S, root first, with its pseudo-frames. */
 static char *
 folded_render(const struct profile *p, const struct profile_sample *s,
     char **names)
 {
 	const uint64_t *locs = profile_sample_locs(p, s);
+	struct profile_vm_state st = profile_sample_state(p, s);
 	const char *extra[2];
 	size_t len = 0, nextra = 0, i, n;
 	char *text, *at;
 	uint32_t j;
 
-	for (i = 0; i < 2; i++) {
-		extra[nextra] = folded_state_frame(p, s, folded_state_keys[i]);
-		if (extra[nextra] != NULL)
-			nextra++;
-	}
+	/* The GVL state's pseudo-frame first, then the GC's. */
+	if (st.gvl_state >= 0)
+		extra[nextra++] = profile_states[st.gvl_state].frame;
+	if (st.gc_state >= 0)
+		extra[nextra++] = profile_states[st.gc_state].frame;
 	for (j = 0; j < s->nloc; j++) {
-		const struct profile_location *l;
+		uint64_t fn = profile_location_function_id(p, locs[j]);
 
-		if (locs[j] == 0 || locs[j] > p->nlocations)
-			continue;
-		l = &p->locations[locs[j] - 1];
-		if (l->function == 0 || l->function > p->nfunctions)
-			continue;
-		len += strlen(names[l->function - 1]) + 1;
+		if (fn != 0)
+			len += strlen(names[fn - 1]) + 1;
 	}
 	for (i = 0; i < nextra; i++)
 		len += strlen(extra[i]) + 1;
@@ -116,15 +92,12 @@ folded_render(const struct profile *p, const struct profile_sample *s,
 
 	at = text = xmalloc(len);
 	for (j = s->nloc; j-- > 0; ) {
-		const struct profile_location *l;
+		uint64_t fn = profile_location_function_id(p, locs[j]);
 
-		if (locs[j] == 0 || locs[j] > p->nlocations)
+		if (fn == 0)
 			continue;
-		l = &p->locations[locs[j] - 1];
-		if (l->function == 0 || l->function > p->nfunctions)
-			continue;
-		n = strlen(names[l->function - 1]);
-		memcpy(at, names[l->function - 1], n);
+		n = strlen(names[fn - 1]);
+		memcpy(at, names[fn - 1], n);
 		at += n;
 		*at++ = ';';
 	}
@@ -266,7 +239,8 @@ folded_take_states(struct profile *p, const char **frames, size_t *lens,
 		}
 		if (i == PROFILE_NSTATES)
 			break;
-		k = profile_states[i].key[2] == 'V' ? 0 : 1;
+		k = strcmp(profile_states[i].key, PROFILE_LABEL_GVL) == 0 ?
+		    0 : 1;
 		if (taken[k])
 			break;
 		taken[k] = 1;
@@ -377,7 +351,12 @@ folded_parse(const char *buf, size_t len, char *err, size_t errlen)
 
 			locs[nframes - 1 - i] = profile_location(p, fn, 0);
 		}
-		profile_add_sample(p, locs, nframes, &w, labels, nlabels);
+		if (profile_add_sample(p, locs, nframes, &w, labels,
+		    nlabels) != 0 || profile_error(p) != NULL) {
+			error_set(err, errlen, "line %zu: %s", lineno,
+			    profile_error(p));
+			goto fail;
+		}
 	}
 	free(frames);
 	free(lens);

@@ -42,14 +42,18 @@ struct profile_function_key {
 };
 
 const struct profile_state profile_states[PROFILE_NSTATES] = {
-	{ "%GVL", "blocked", "[GVL blocked]", "GVL blocked (%GVL=blocked)" },
-	{ "%GVL", "wait", "[GVL wait]", "GVL wait (%GVL=wait)" },
-	{ "%GC", "mark", "[GC marking]", "GC marking (%GC=mark)" },
-	{ "%GC", "sweep", "[GC sweeping]", "GC sweeping (%GC=sweep)" },
+	[PROFILE_STATE_GVL_BLOCKED] = { PROFILE_LABEL_GVL, "blocked",
+	    "[GVL blocked]", "GVL blocked (%GVL=blocked)" },
+	[PROFILE_STATE_GVL_WAIT] = { PROFILE_LABEL_GVL, "wait",
+	    "[GVL wait]", "GVL wait (%GVL=wait)" },
+	[PROFILE_STATE_GC_MARK] = { PROFILE_LABEL_GC, "mark",
+	    "[GC marking]", "GC marking (%GC=mark)" },
+	[PROFILE_STATE_GC_SWEEP] = { PROFILE_LABEL_GC, "sweep",
+	    "[GC sweeping]", "GC sweeping (%GC=sweep)" },
 };
 
 /* Finalise a 64-bit value into a well-mixed hash (splitmix64). */
-static uint64_t
+uint64_t
 profile_mix(uint64_t x)
 {
 	x ^= x >> 30;
@@ -177,14 +181,16 @@ profile_hash_free(void *v)
 	}
 }
 
-/* Die on a table outgrowing 32-bit ids: no real profile comes near it. */
-static void
-profile_check_count(size_t n, const char *what)
+/* Whether a table of N entries may grow by one, ids being 32-bit; when
+ * not, P remembers MESSAGE (no real profile comes near it). */
+static int
+profile_check_count(struct profile *p, size_t n, const char *message)
 {
-	if (n >= UINT32_MAX) {
-		fprintf(stderr, "rperf: too many %s in profile\n", what);
-		exit(1);
-	}
+	if (n < UINT32_MAX)
+		return 0;
+	if (p->error == NULL)
+		p->error = message;
+	return -1;
 }
 
 /* Whether string ID equals the LEN bytes at KEY->s. */
@@ -277,7 +283,8 @@ profile_intern_len(struct profile *p, const char *s, size_t len)
 	if (*slot != 0)
 		return *slot;
 
-	profile_check_count(p->nstrings, "strings");
+	if (profile_check_count(p, p->nstrings, "too many strings") != 0)
+		return 0;
 	v = p->strings;
 	xgrow(&v, &p->strings_cap, p->nstrings + 1, sizeof *p->strings);
 	p->strings = v;
@@ -293,6 +300,13 @@ profile_intern(struct profile *p, const char *s)
 	if (s == NULL)
 		return 0;
 	return profile_intern_len(p, s, strlen(s));
+}
+
+/* Why P is incomplete, or NULL. */
+const char *
+profile_error(const struct profile *p)
+{
+	return p->error;
 }
 
 const char *
@@ -323,7 +337,9 @@ profile_function_ids(struct profile *p, str_id name, str_id system_name,
 	if (*slot != 0)
 		return *slot;
 
-	profile_check_count(p->nfunctions + 1, "functions");
+	if (profile_check_count(p, p->nfunctions + 1,
+	    "too many functions") != 0)
+		return 0;
 	v = p->functions;
 	xgrow(&v, &p->functions_cap, p->nfunctions + 1, sizeof *p->functions);
 	p->functions = v;
@@ -364,7 +380,9 @@ profile_location(struct profile *p, uint64_t function, int64_t line)
 	if (*slot != 0)
 		return *slot;
 
-	profile_check_count(p->nlocations + 1, "locations");
+	if (profile_check_count(p, p->nlocations + 1,
+	    "too many locations") != 0)
+		return 0;
 	v = p->locations;
 	xgrow(&v, &p->locations_cap, p->nlocations + 1, sizeof *p->locations);
 	p->locations = v;
@@ -395,7 +413,7 @@ profile_set_value_types(struct profile *p, size_t n,
 	p->default_value = n ? n - 1 : 0;
 }
 
-void
+int
 profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
     const int64_t *values, const struct profile_label *labels, size_t nlabels)
 {
@@ -403,8 +421,9 @@ profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
 	void *v;
 
 	if (nlocs > UINT32_MAX || nlabels > UINT32_MAX) {
-		fprintf(stderr, "rperf: sample too large\n");
-		exit(1);
+		if (p->error == NULL)
+			p->error = "sample too large";
+		return -1;
 	}
 	v = p->samples;
 	xgrow(&v, &p->samples_cap, p->nsamples + 1, sizeof *p->samples);
@@ -444,6 +463,7 @@ profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
 		    p->nvalue_types * sizeof *values);
 		p->nvalue_pool += p->nvalue_types;
 	}
+	return 0;
 }
 
 void
@@ -457,20 +477,31 @@ profile_add_comment(struct profile *p, const char *comment)
 	p->comments[p->ncomments++] = id;
 }
 
+/* The value of COMMENT when its key is KEY, or NULL. */
+const char *
+profile_comment_match(const char *comment, const char *key)
+{
+	size_t keylen = strlen(key);
+	const char *c = comment;
+
+	if (strncmp(c, key, keylen) != 0 || c[keylen] != ':')
+		return NULL;
+	c += keylen + 1;
+	while (*c == ' ' || *c == '\t')
+		c++;
+	return c;
+}
+
 const char *
 profile_comment_value(const struct profile *p, const char *key)
 {
-	size_t i, keylen = strlen(key);
+	const char *v;
+	size_t i;
 
 	for (i = 0; i < p->ncomments; i++) {
-		const char *c = profile_str(p, p->comments[i]);
-
-		if (strncmp(c, key, keylen) != 0 || c[keylen] != ':')
-			continue;
-		c += keylen + 1;
-		while (*c == ' ' || *c == '\t')
-			c++;
-		return c;
+		v = profile_comment_match(profile_str(p, p->comments[i]), key);
+		if (v != NULL)
+			return v;
 	}
 	return NULL;
 }
@@ -510,6 +541,48 @@ profile_sample_label_str(const struct profile *p,
 	return NULL;
 }
 
+/* The profile_states index of label KEY=VALUE, or -1. */
+static int
+profile_state_index(const char *key, const char *value)
+{
+	int i;
+
+	if (value == NULL)
+		return -1;
+	for (i = 0; i < PROFILE_NSTATES; i++) {
+		if (strcmp(profile_states[i].key, key) == 0 &&
+		    strcmp(profile_states[i].value, value) == 0)
+			return i;
+	}
+	return -1;
+}
+
+/* The %GVL and %GC labels of S and the states they name. */
+struct profile_vm_state
+profile_sample_state(const struct profile *p, const struct profile_sample *s)
+{
+	const struct profile_label *l = profile_sample_labels(p, s);
+	struct profile_vm_state st = { NULL, NULL, -1, -1 };
+	uint32_t i;
+
+	for (i = 0; i < s->nlabel; i++) {
+		const char *key;
+
+		if (l[i].str == 0)
+			continue;
+		key = profile_str(p, l[i].key);
+		if (key[0] != '%')
+			continue;
+		if (st.gvl == NULL && strcmp(key, PROFILE_LABEL_GVL) == 0)
+			st.gvl = profile_str(p, l[i].str);
+		else if (st.gc == NULL && strcmp(key, PROFILE_LABEL_GC) == 0)
+			st.gc = profile_str(p, l[i].str);
+	}
+	st.gvl_state = profile_state_index(PROFILE_LABEL_GVL, st.gvl);
+	st.gc_state = profile_state_index(PROFILE_LABEL_GC, st.gc);
+	return st;
+}
+
 const struct profile_label *
 profile_sample_label(const struct profile *p, const struct profile_sample *s,
     const char *key)
@@ -524,17 +597,26 @@ profile_sample_label(const struct profile *p, const struct profile_sample *s,
 	return NULL;
 }
 
-const struct profile_function *
-profile_location_function(const struct profile *p, uint64_t location)
+/* The function id of LOCATION, or 0 when either id is invalid. */
+uint64_t
+profile_location_function_id(const struct profile *p, uint64_t location)
 {
 	const struct profile_location *l;
 
 	if (location == 0 || location > p->nlocations)
-		return NULL;
+		return 0;
 	l = &p->locations[location - 1];
 	if (l->function == 0 || l->function > p->nfunctions)
-		return NULL;
-	return &p->functions[l->function - 1];
+		return 0;
+	return l->function;
+}
+
+const struct profile_function *
+profile_location_function(const struct profile *p, uint64_t location)
+{
+	uint64_t fn = profile_location_function_id(p, location);
+
+	return fn == 0 ? NULL : &p->functions[fn - 1];
 }
 
 int64_t
@@ -545,6 +627,13 @@ profile_add_sat(int64_t a, int64_t b)
 	if (b < 0 && a < INT64_MIN - b)
 		return INT64_MIN;
 	return a + b;
+}
+
+/* VI when it is one of P's values, else P's default. */
+size_t
+profile_value_index(const struct profile *p, size_t vi)
+{
+	return vi < p->nvalue_types ? vi : p->default_value;
 }
 
 int64_t
@@ -620,7 +709,7 @@ profile_merge(struct profile *dst, const struct profile *src, const char *key, i
 	free(locs);
 	free(labels);
 	free(locmap);
-	return 0;
+	return dst->error == NULL ? 0 : -1;
 }
 
 /* A new profile with P's value types, period, times and comments, and

@@ -25,6 +25,23 @@ struct profile_state {
 };
 #define PROFILE_NSTATES 4
 extern const struct profile_state profile_states[PROFILE_NSTATES];
+/* Indexes of profile_states. */
+enum {
+	PROFILE_STATE_GVL_BLOCKED,
+	PROFILE_STATE_GVL_WAIT,
+	PROFILE_STATE_GC_MARK,
+	PROFILE_STATE_GC_SWEEP,
+};
+/* The keys of the two VM-state labels. */
+#define PROFILE_LABEL_GVL "%GVL"
+#define PROFILE_LABEL_GC "%GC"
+
+/* The VM state of one sample, decoded from its labels. */
+struct profile_vm_state {
+	const char *gvl, *gc;	/* the %GVL and %GC values, or NULL */
+	int gvl_state, gc_state;	/* their profile_states index, or -1
+					 * when absent or not a known state */
+};
 
 /* Ids are 1-based indexes into their table; 0 means "none". */
 typedef uint32_t str_id;	/* index into strings; 0 is "" */
@@ -95,11 +112,22 @@ struct profile {
 
 	str_id *comments;	/* free-form "key: value" lines */
 	size_t ncomments, comments_cap;
+
+	const char *error;	/* why P is incomplete, or NULL (static text) */
 };
 
 /* A new empty profile; never NULL. */
 struct profile *profile_new(void);
 void profile_free(struct profile *p);
+
+/*
+ * Why P is incomplete, or NULL: "too many strings" (or functions,
+ * locations: ids are 32-bit) or "sample too large".  Adding to a full
+ * table returns id 0 ("" or "none") and adding an oversized sample adds
+ * nothing; the first such failure is kept here, so that whoever builds a
+ * profile can check once, at the end, and report it.  Nothing here exits.
+ */
+const char *profile_error(const struct profile *p);
 
 /* Intern a string (copied); returns its id.  NULL interns as "". */
 str_id profile_intern(struct profile *p, const char *s);
@@ -118,14 +146,36 @@ void profile_set_value_types(struct profile *p, size_t n,
     const char *const *types, const char *const *units);
 
 /* Append a sample.  locs is leaf first; values has nvalue_types entries.
- * Samples are not merged here: writers aggregate as their format needs. */
-void profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
+ * Samples are not merged here: writers aggregate as their format needs.
+ * Returns 0, or -1 (nothing added, profile_error() set) when it has more
+ * than UINT32_MAX locations or labels. */
+int profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
     const int64_t *values, const struct profile_label *labels, size_t nlabels);
+
+/*
+ * The keys of the "key: value" comments rperf writes into a profile and
+ * reads back (pprof keeps them as comments, so they survive conversion).
+ * Writers build "KEY: VALUE" from these; readers look them up by them.
+ */
+#define PROFILE_COMMENT_RPERF "rperf"		/* rperf's version */
+#define PROFILE_COMMENT_RUBY "ruby"		/* Ruby's version */
+#define PROFILE_COMMENT_COMMAND "command"	/* the command line */
+#define PROFILE_COMMENT_MODE "mode"		/* "cpu" or "wall" */
+#define PROFILE_COMMENT_FREQUENCY "frequency"	/* in Hz */
+#define PROFILE_COMMENT_SAMPLES "samples"	/* samples taken */
+#define PROFILE_COMMENT_TRIGGERS "triggers"	/* timer triggers */
+#define PROFILE_COMMENT_THREADS "threads"	/* threads seen */
+#define PROFILE_COMMENT_PROCESS "process"	/* a pid merged in */
+#define PROFILE_COMMENT_MISSING_PROCESS "missing process"
+#define PROFILE_COMMENT_FILTERS "filters"	/* report's filters */
 
 /* Append a comment line (copied). */
 void profile_add_comment(struct profile *p, const char *comment);
 /* The value of the first comment "key: value" with this key, or NULL. */
 const char *profile_comment_value(const struct profile *p, const char *key);
+/* The value of COMMENT when it is "KEY: value" (blanks after the colon
+ * skipped), else NULL. */
+const char *profile_comment_match(const char *comment, const char *key);
 
 /* Accessors for a sample. */
 const uint64_t *profile_sample_locs(const struct profile *p,
@@ -133,6 +183,10 @@ const uint64_t *profile_sample_locs(const struct profile *p,
 const int64_t *profile_sample_values(const struct profile *p,
     const struct profile_sample *s);
 const struct profile_label *profile_sample_labels(const struct profile *p,
+    const struct profile_sample *s);
+/* The VM state of sample S: the first string %GVL and %GC labels and
+ * which of profile_states they are. */
+struct profile_vm_state profile_sample_state(const struct profile *p,
     const struct profile_sample *s);
 /* The string value of label KEY on sample S, or NULL. */
 const char *profile_sample_label_str(const struct profile *p,
@@ -142,13 +196,18 @@ const char *profile_sample_label_str(const struct profile *p,
  * Append every sample of SRC to DST, carrying its functions, locations
  * and strings over, and with the numeric label KEY=VALUE (replacing any
  * KEY it had) when KEY is not NULL.  Value types are matched by position;
- * -1 when SRC has not as many as DST.
+ * -1 when SRC has not as many as DST, or when DST could not take all of
+ * SRC (profile_error()).
  */
 int profile_merge(struct profile *dst, const struct profile *src, const char *key,
     int64_t value);
 /* A new profile with P's value types, period, times and comments, and no
  * samples: the base to merge profiles into. */
 struct profile *profile_new_like(const struct profile *p);
+
+/* The index of the value to report: VI when it is one of P's values,
+ * else P's default. */
+size_t profile_value_index(const struct profile *p, size_t vi);
 
 /* Sum of value VALUE_INDEX over all samples (saturating). */
 int64_t profile_total(const struct profile *p, size_t value_index);
@@ -163,9 +222,16 @@ uint64_t profile_function_ids(struct profile *p, str_id name,
 /* The first label KEY (string or numeric) on sample S, or NULL. */
 const struct profile_label *profile_sample_label(const struct profile *p,
     const struct profile_sample *s, const char *key);
+/* The function id of location LOCATION, or 0 when either id is invalid:
+ * how writers walk a stack that a reader may have filled with junk. */
+uint64_t profile_location_function_id(const struct profile *p,
+    uint64_t location);
 /* The function of location LOCATION, or NULL when either id is invalid. */
 const struct profile_function *profile_location_function(
     const struct profile *p, uint64_t location);
+/* X finalised into a well-mixed 64-bit hash (splitmix64's finaliser):
+ * what every open-addressing index of the data side hashes keys with. */
+uint64_t profile_mix(uint64_t x);
 /* A + B, clamped to the int64_t range instead of overflowing. */
 int64_t profile_add_sat(int64_t a, int64_t b);
 /* Roughly the bytes P holds on the heap (arrays by capacity, indexes, a

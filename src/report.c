@@ -1,7 +1,7 @@
 /*
- * report.c: sample filters, the merged call tree, value formatting and
- * atomic output files, shared by "rperf report" and "rperf diff" (see
- * report.h).
+ * report.c: sample filters and the merged call tree, shared by "rperf
+ * report", "rperf diff" and the flame graph (see report.h; values are
+ * formatted by format.c, files written by output.c).
  *
  * Filters decide per sample but match regexes once per function, so a
  * profile with 100k stacks costs one regexec per function name, not per
@@ -10,18 +10,12 @@
  * are iterative, as a stack can be thousands of frames deep.  Nothing here
  * prints anything but what it is asked to write.
  */
-#include <sys/stat.h>
-
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "error.h"
-#include "output.h"
 #include "report.h"
 #include "xmalloc.h"
 
@@ -238,15 +232,9 @@ report_stack_matches(const struct profile *p, const struct profile_sample *s,
 	uint32_t j;
 
 	for (j = 0; j < s->nloc; j++) {
-		uint64_t id = locs[j];
-		uint64_t fn;
+		uint64_t fn = profile_location_function_id(p, locs[j]);
 
-		if (id == 0 || id > p->nlocations)
-			continue;
-		fn = p->locations[id - 1].function;
-		if (fn == 0 || fn > p->nfunctions)
-			continue;
-		if (report_fn_matches(p, r, memo, fn))
+		if (fn != 0 && report_fn_matches(p, r, memo, fn))
 			return 1;
 	}
 	return 0;
@@ -325,12 +313,15 @@ report_fix_comments(struct profile *p)
 	}
 	for (i = 0; i < p->ncomments; i++) {
 		const char *s = profile_str(p, p->comments[i]);
+		int samples = profile_comment_match(s,
+		    PROFILE_COMMENT_SAMPLES) != NULL;
 
-		if (strncmp(s, "triggers:", 9) == 0 ||
-		    (strncmp(s, "samples:", 8) == 0 && vi == p->nvalue_types))
+		if (profile_comment_match(s, PROFILE_COMMENT_TRIGGERS) ||
+		    (samples && vi == p->nvalue_types))
 			continue;
-		if (strncmp(s, "samples:", 8) == 0) {
-			c = xasprintf("samples: %" PRId64, profile_total(p, vi));
+		if (samples) {
+			c = xasprintf("%s: %" PRId64, PROFILE_COMMENT_SAMPLES,
+			    profile_total(p, vi));
 			p->comments[i] = profile_intern(p, c);
 			free(c);
 		}
@@ -385,134 +376,7 @@ report_filter_apply(struct profile *p, const struct report_filter *f)
 	return kept;
 }
 
-/* --- values --- */
-
-void
-report_unit_init(struct report_unit *u, const struct profile *p, size_t vi)
-{
-	const char *unit = vi < p->nvalue_types ?
-	    profile_str(p, p->value_types[vi].unit) : "";
-
-	u->ms = strcmp(unit, "nanoseconds") == 0;
-	if (u->ms)
-		u->suffix = "ms";
-	else if (strcmp(unit, "count") == 0)
-		u->suffix = "";
-	else
-		u->suffix = unit;
-}
-
-/* Format the magnitude U with thousands separators into BUF. */
-static void
-report_fmt_uint(char *buf, size_t len, uint64_t u)
-{
-	char digits[32];
-	size_t n, i, at = 0;
-
-	n = (size_t)snprintf(digits, sizeof digits, "%" PRIu64, u);
-	for (i = 0; i < n && at + 1 < len; i++) {
-		if (i != 0 && (n - i) % 3 == 0 && at + 2 < len)
-			buf[at++] = ',';
-		buf[at++] = digits[i];
-	}
-	buf[at] = '\0';
-}
-
-/* Format magnitude M in U into BUF, with SIGN ("-", "+" or "") in
- * front: a magnitude, so that a difference of two int64_t values, which
- * may not fit in one, still prints exactly. */
-static char *
-report_fmt_mag(char *buf, size_t len, const struct report_unit *u,
-    uint64_t m, const char *sign)
-{
-	char whole[40];
-	uint64_t ms, frac;
-
-	if (!u->ms) {
-		report_fmt_uint(whole, sizeof whole, m);
-		snprintf(buf, len, "%s%s", sign, whole);
-		return buf;
-	}
-	/* Hundredths of a millisecond, rounded, without doubles. */
-	ms = m / 1000000;
-	frac = (m % 1000000 + 5000) / 10000;
-	if (frac == 100) {
-		ms++;
-		frac = 0;
-	}
-	report_fmt_uint(whole, sizeof whole, ms);
-	snprintf(buf, len, "%s%s.%02u", sign, whole, (unsigned)frac);
-	return buf;
-}
-
-/* |V| as an unsigned magnitude, safe for INT64_MIN. */
-static uint64_t
-report_abs(int64_t v)
-{
-	return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-}
-
-char *
-report_fmt_value(char *buf, size_t len, const struct report_unit *u,
-    int64_t v)
-{
-	return report_fmt_mag(buf, len, u, report_abs(v), v < 0 ? "-" : "");
-}
-
-char *
-report_fmt_delta(char *buf, size_t len, const struct report_unit *u,
-    int64_t v)
-{
-	return report_fmt_mag(buf, len, u, report_abs(v), v < 0 ? "-" :
-	    v > 0 ? "+" : "");
-}
-
-uint64_t
-report_gap(int64_t before, int64_t after)
-{
-	/* Modulo 2^64 the unsigned difference is exact: it is below 2^64. */
-	return after >= before ? (uint64_t)after - (uint64_t)before :
-	    (uint64_t)before - (uint64_t)after;
-}
-
-char *
-report_fmt_change(char *buf, size_t len, const struct report_unit *u,
-    int64_t before, int64_t after)
-{
-	return report_fmt_mag(buf, len, u, report_gap(before, after),
-	    after < before ? "-" : after > before ? "+" : "");
-}
-
-char *
-report_fmt_pct(char *buf, size_t len, int64_t v, int64_t total)
-{
-	if (total == 0)
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%.1f%%", 100.0 * (double)v /
-		    (double)total);
-	return buf;
-}
-
-size_t
-report_value_index(const struct profile *p, size_t vi)
-{
-	return vi < p->nvalue_types ? vi : p->default_value;
-}
-
 /* --- the call tree --- */
-
-/* Hash of a (parent, name) key. */
-static uint64_t
-report_hash(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 /* Double the index's slots and rehash its entries. */
 static void
@@ -524,7 +388,7 @@ report_index_grow(struct report_index *ix)
 	for (i = 0; i < ix->cap; i++) {
 		if (ix->slots[i].id == 0)
 			continue;
-		j = report_hash(ix->slots[i].key) & (cap - 1);
+		j = profile_mix(ix->slots[i].key) & (cap - 1);
 		while (slots[j].id != 0)
 			j = (j + 1) & (cap - 1);
 		slots[j] = ix->slots[i];
@@ -549,7 +413,7 @@ report_tree_child(struct report_tree *t, uint32_t parent, uint32_t name,
 		return 0;
 	if ((ix->n + 1) * 4 > ix->cap * 3)
 		report_index_grow(ix);
-	j = report_hash(key) & (ix->cap - 1);
+	j = profile_mix(key) & (ix->cap - 1);
 	while (ix->slots[j].id != 0) {
 		if (ix->slots[j].key == key)
 			return ix->slots[j].id;
@@ -558,8 +422,8 @@ report_tree_child(struct report_tree *t, uint32_t parent, uint32_t name,
 	if (!create)
 		return 0;
 	if (t->nnodes >= UINT32_MAX) {
-		fprintf(stderr, "rperf: call tree too large\n");
-		exit(1);
+		t->full = 1;
+		return 0;
 	}
 	v = t->nodes;
 	xgrow(&v, &t->cap, t->nnodes + 1, sizeof *t->nodes);
@@ -657,34 +521,18 @@ static size_t
 report_state_frames(const struct profile *p, const struct profile_sample *s,
     uint32_t out[2])
 {
-	size_t n = 0, k;
-	const char *gvl = NULL, *gc = NULL;
-	const struct profile_label *l = profile_sample_labels(p, s);
-	uint32_t i;
+	struct profile_vm_state st = profile_sample_state(p, s);
+	size_t n = 0;
 
-	for (i = 0; i < s->nlabel; i++) {
-		const char *key;
-
-		if (l[i].str == 0)
-			continue;
-		key = profile_str(p, l[i].key);
-		if (key[0] != '%')
-			continue;
-		if (strcmp(key, "%GVL") == 0 && gvl == NULL)
-			gvl = profile_str(p, l[i].str);
-		else if (strcmp(key, "%GC") == 0 && gc == NULL)
-			gc = profile_str(p, l[i].str);
-	}
-	for (k = 0; k < PROFILE_NSTATES; k++) {
-		const char *v = profile_states[k].key[2] == 'V' ? gvl : gc;
-
-		if (v != NULL && strcmp(v, profile_states[k].value) == 0)
-			out[n++] = (uint32_t)(k + 1);
-	}
+	/* Tree names 1 to 4 are the states in profile_states order. */
+	if (st.gvl_state >= 0)
+		out[n++] = (uint32_t)st.gvl_state + 1;
+	if (st.gc_state >= 0)
+		out[n++] = (uint32_t)st.gc_state + 1;
 	return n;
 }
 
-void
+int
 report_tree_add(struct report_tree *t, const struct profile *p, size_t vi,
     int base, double scale)
 {
@@ -692,7 +540,7 @@ report_tree_add(struct report_tree *t, const struct profile *p, size_t vi,
 	size_t i, k, nstates;
 
 	if (vi >= p->nvalue_types)
-		return;
+		return 0;
 	ids = report_tree_names(t, p);
 	for (i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
@@ -716,12 +564,10 @@ report_tree_add(struct report_tree *t, const struct profile *p, size_t vi,
 			struct report_node *n;
 
 			if (j > 0) {
-				uint64_t id = locs[--j], fn;
+				uint64_t fn = profile_location_function_id(p,
+				    locs[--j]);
 
-				if (id == 0 || id > p->nlocations)
-					continue;
-				fn = p->locations[id - 1].function;
-				if (fn == 0 || fn > p->nfunctions)
+				if (fn == 0)
 					continue;
 				name = ids[fn - 1];
 			} else if (k < nstates)
@@ -729,6 +575,11 @@ report_tree_add(struct report_tree *t, const struct profile *p, size_t vi,
 			else
 				break;
 			node = report_tree_child(t, node, name, !base);
+			if (node == 0 && t->full) {
+				free(ids);
+				errno = EFBIG;
+				return -1;
+			}
 			if (node == 0)
 				break;
 			n = &t->nodes[node];
@@ -741,6 +592,7 @@ report_tree_add(struct report_tree *t, const struct profile *p, size_t vi,
 		}
 	}
 	free(ids);
+	return 0;
 }
 
 /* The tree being sorted, for the comparators (qsort has no argument). */
@@ -816,7 +668,7 @@ report_tree_any_child(const struct report_tree *t,
 
 int
 report_tree_write(const struct report_tree *t, FILE *fp,
-    const struct report_unit *u, double min_pct)
+    const struct format_unit *u, double min_pct)
 {
 	int64_t total = t->nodes[0].value, cut;
 	double x;
@@ -824,6 +676,10 @@ report_tree_write(const struct report_tree *t, FILE *fp,
 	size_t vw;
 	uint32_t c;
 
+	if (t->full) {
+		errno = EFBIG;
+		return -1;
+	}
 	if (total <= 0) {
 		fprintf(fp, "profile is empty: no samples\n");
 		return fflush(fp) == 0 && !ferror(fp) ? 0 : -1;
@@ -833,7 +689,7 @@ report_tree_write(const struct report_tree *t, FILE *fp,
 	cut = (int64_t)x;
 	if ((double)cut < x)
 		cut++;
-	report_fmt_value(val, sizeof val, u, total);
+	format_value(val, sizeof val, u, total);
 	snprintf(head, sizeof head, "%s%s%s", u->ms ? "Time" : "Value",
 	    *u->suffix ? " " : "", u->suffix);
 	vw = strlen(val) > strlen(head) ? strlen(val) : strlen(head);
@@ -847,8 +703,8 @@ report_tree_write(const struct report_tree *t, FILE *fp,
 		const struct report_node *n = &t->nodes[c];
 
 		if (n->value >= cut && n->value > 0) {
-			report_fmt_value(val, sizeof val, u, n->value);
-			report_fmt_pct(pct, sizeof pct, n->value, total);
+			format_value(val, sizeof val, u, n->value);
+			format_pct(pct, sizeof pct, (double)n->value, (double)total);
 			if (n->depth <= REPORT_TREE_MAX_INDENT)
 				fprintf(fp, "  %*s  %6s  %*s%s\n", (int)vw, val,
 				    pct, (int)(2 * (n->depth - 1)), "",
@@ -882,14 +738,4 @@ report_tree_write(const struct report_tree *t, FILE *fp,
 		return -1;
 	}
 	return 0;
-}
-
-/* --- output --- */
-
-/* Run FN into PATH, atomically (see output_write_file). */
-int
-report_write_file(const char *path, report_write_fn fn, void *arg,
-    char *err, size_t errlen)
-{
-	return output_write_file(path, fn, arg, err, errlen);
 }

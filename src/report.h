@@ -1,8 +1,9 @@
 /*
  * report.h: what "rperf report" and "rperf diff" share: sample filters
  * (--focus, --ignore, --tagfocus, --tagignore, --thread), the merged call
- * tree that the tree report and the flame graphs are drawn from, value
- * formatting, and writing a whole output file atomically.
+ * tree that the tree report and the flame graphs are drawn from.  Values
+ * print through format.h and files are written by output.c; the old
+ * names for both stay here until their callers switch.
  *
  * Plain C over the profile model; no Ruby.  Filters drop samples from a
  * profile in place and never touch its tables, so every writer still sees
@@ -16,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "format.h"
 #include "output.h"
 #include "profile.h"
 
@@ -69,31 +71,41 @@ size_t report_filter_apply(struct profile *p, const struct report_filter *f);
 
 /* --- values --- */
 
-/* How values print: nanoseconds as milliseconds, others as integers. */
-struct report_unit {
-	int ms;
-	const char *suffix;	/* "ms", "" for counts, or the unit */
-};
+/*
+ * Values print through format.h.  These names stay for cmd-report.c and
+ * cmd-diff.c, which issue 13 has others change at the same time; once
+ * they include format.h themselves, this block goes.
+ */
+#define report_unit format_unit
 
-/* The unit of value VI of P. */
-void report_unit_init(struct report_unit *u, const struct profile *p,
-    size_t vi);
-/* V with thousands separators, in U, into BUF ("1,234.50"). */
-char *report_fmt_value(char *buf, size_t len, const struct report_unit *u,
-    int64_t v);
-/* V as a signed value ("+1.50", "-3"). */
-char *report_fmt_delta(char *buf, size_t len, const struct report_unit *u,
-    int64_t v);
-/* |AFTER - BEFORE|, exact even where the difference overflows int64_t. */
-uint64_t report_gap(int64_t before, int64_t after);
-/* AFTER - BEFORE as a signed value like report_fmt_delta(), exact even
- * where the difference overflows int64_t. */
-char *report_fmt_change(char *buf, size_t len, const struct report_unit *u,
-    int64_t before, int64_t after);
-/* V as a percentage of TOTAL ("12.3%", "-" when TOTAL is 0). */
-char *report_fmt_pct(char *buf, size_t len, int64_t v, int64_t total);
-/* The index of the value reports show: VI when valid, else the default. */
-size_t report_value_index(const struct profile *p, size_t vi);
+/* See format_unit_init(). */
+static inline void
+report_unit_init(struct format_unit *u, const struct profile *p, size_t vi)
+{
+	format_unit_init(u, p, vi);
+}
+
+/* See format_value(). */
+static inline char *
+report_fmt_value(char *buf, size_t len, const struct format_unit *u,
+    int64_t v)
+{
+	return format_value(buf, len, u, v);
+}
+
+/* See format_pct(). */
+static inline char *
+report_fmt_pct(char *buf, size_t len, int64_t v, int64_t total)
+{
+	return format_pct(buf, len, (double)v, (double)total);
+}
+
+/* See profile_value_index(). */
+static inline size_t
+report_value_index(const struct profile *p, size_t vi)
+{
+	return profile_value_index(p, vi);
+}
 
 /* --- the call tree --- */
 
@@ -131,6 +143,8 @@ struct report_tree {
 	size_t nnodes, cap;
 	struct profile *names;	/* only its string table is used */
 	void *index;		/* private: (parent, name) -> node */
+	int full;		/* a node could not be added (32-bit ids):
+				 * the tree is incomplete */
 };
 
 struct report_tree *report_tree_new(void);
@@ -145,9 +159,11 @@ const char *report_tree_name(const struct report_tree *t,
 /*
  * Add the samples of P (value VI; samples worth 0 or less are left out)
  * to T.  Into node.value when BASE is 0; into node.base, times SCALE and
- * only along paths T already has, when BASE is 1.
+ * only along paths T already has, when BASE is 1.  Returns 0, or -1 with
+ * errno EFBIG when T cannot hold more nodes (T->full: it is incomplete,
+ * and report_tree_write() refuses it the same way).
  */
-void report_tree_add(struct report_tree *t, const struct profile *p,
+int report_tree_add(struct report_tree *t, const struct profile *p,
     size_t vi, int base, double scale);
 
 /* Order every node's children by name (BY_VALUE 0) or by value, largest
@@ -164,22 +180,28 @@ void report_tree_sort(struct report_tree *t, int by_value);
  * Print T as an indented tree, root first: time, percent of the total,
  * name; subtrees worth less than MIN_PCT percent of the total are left
  * out, and so are nodes deeper than REPORT_TREE_MAX_DEPTH (a line says
- * where).  Returns 0, or -1 on a write error.
+ * where).  Returns 0, or -1 with errno set on a write error or, before
+ * writing anything, with EFBIG when T is incomplete (T->full).
  */
 int report_tree_write(const struct report_tree *t, FILE *fp,
-    const struct report_unit *u, double min_pct);
+    const struct format_unit *u, double min_pct);
 
 /* --- output --- */
 
-/* Writes a whole output to FP; 0, or -1 with errno set. */
+/*
+ * Output files are written by output.c (output_write_file(): through a
+ * temporary file renamed into place when the target is a regular file,
+ * directly to stdout or a device).  These names stay for cmd-report.c and
+ * cmd-diff.c until they call output.h themselves, as the values above.
+ */
 typedef output_write_fn report_write_fn;
 
-/*
- * Run FN into PATH ("-" is stdout): a regular file is written beside the
- * target and renamed into place, so a failure leaves no half-written
- * file.  Returns 0, or -1 with "cannot write 'PATH': ..." in ERR.
- */
-int report_write_file(const char *path, report_write_fn fn, void *arg,
-    char *err, size_t errlen);
+/* See output_write_file(). */
+static inline int
+report_write_file(const char *path, report_write_fn fn, void *arg,
+    char *err, size_t errlen)
+{
+	return output_write_file(path, fn, arg, err, errlen);
+}
 
 #endif

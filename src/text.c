@@ -6,7 +6,7 @@
  * up whatever the magnitudes.  Orders are total: ties fall back to names
  * and then ids, so the same profile always gives the same report.  Times
  * are shown in milliseconds when the value is in nanoseconds; other units
- * are printed as integers.  Nothing here changes the profile.
+ * are printed as integers (format.h).  Nothing here changes the profile.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
 #include "secret.h"
 #include "text.h"
 #include "xmalloc.h"
@@ -37,72 +38,9 @@ struct text_thread {
 	int64_t value;
 };
 
-/* How values print: nanoseconds as ms, anything else as integers. */
-struct text_unit {
-	int ms;
-	const char *suffix;	/* column header suffix: "ms", "", unit */
-};
-
-
-/* Format V with thousands separators into BUF. */
-static char *
-text_fmt_int(char *buf, size_t len, int64_t v)
-{
-	char digits[32];
-	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-	size_t n, i, at = 0;
-
-	n = (size_t)snprintf(digits, sizeof digits, "%" PRIu64, u);
-	if (v < 0 && at + 1 < len)
-		buf[at++] = '-';
-	for (i = 0; i < n && at + 1 < len; i++) {
-		if (i != 0 && (n - i) % 3 == 0 && at + 2 < len)
-			buf[at++] = ',';
-		buf[at++] = digits[i];
-	}
-	buf[at] = '\0';
-	return buf;
-}
-
-/* Format V (in UNIT) for a table cell into BUF. */
-static char *
-text_fmt_value(char *buf, size_t len, const struct text_unit *u, int64_t v)
-{
-	char whole[32];
-	int64_t ms, frac;
-	int neg = v < 0;
-
-	if (!u->ms)
-		return text_fmt_int(buf, len, v);
-	/* Round to hundredths of a millisecond without going through double. */
-	if (neg)
-		v = v == INT64_MIN ? INT64_MAX : -v;
-	ms = v / 1000000;
-	frac = (v % 1000000 + 5000) / 10000;
-	if (frac == 100) {
-		ms++;
-		frac = 0;
-	}
-	text_fmt_int(whole, sizeof whole, ms);
-	snprintf(buf, len, "%s%s.%02d", neg ? "-" : "", whole, (int)frac);
-	return buf;
-}
-
-/* Format V as a percentage of TOTAL into BUF. */
-static char *
-text_fmt_pct(char *buf, size_t len, int64_t v, int64_t total)
-{
-	if (total == 0)
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%.1f%%", 100.0 * (double)v /
-		    (double)total);
-	return buf;
-}
-
 /* The header of a table's value column for unit U. */
 static void
-text_value_head(char *buf, size_t len, const struct text_unit *u)
+text_value_head(char *buf, size_t len, const struct format_unit *u)
 {
 	if (u->ms)
 		snprintf(buf, len, "Time ms");
@@ -112,32 +50,45 @@ text_value_head(char *buf, size_t len, const struct text_unit *u)
 		snprintf(buf, len, "Count");
 }
 
-/* Print a comment that holds a count, with separators when numeric. */
-static void
-text_print_count(FILE *fp, const char *title, const char *value)
+/* VALUE (a comment's text) with separators when it is an integer, else
+ * as it is. */
+static const char *
+text_numeric(char *buf, size_t len, const char *value)
 {
-	char buf[48], *end;
+	char *end;
 	long long n;
 
 	errno = 0;
 	n = strtoll(value, &end, 10);
 	if (*value != '\0' && *end == '\0' && errno == 0)
-		value = text_fmt_int(buf, sizeof buf, n);
-	fprintf(fp, "%-10s%s\n", title, value);
+		return format_int(buf, len, n);
+	return value;
+}
+
+/* Print a comment that holds a count, with separators when numeric. */
+static void
+text_print_count(FILE *fp, const char *title, const char *value)
+{
+	char buf[48];
+
+	fprintf(fp, "%-10s%s\n", title, text_numeric(buf, sizeof buf, value));
 }
 
 /* Print the header lines. */
 static void
 text_print_header(const struct profile *p, FILE *fp, size_t vi,
-    const struct text_unit *u, int64_t total)
+    const struct format_unit *u, int64_t total)
 {
-	const char *command = profile_comment_value(p, "command");
-	const char *mode = profile_comment_value(p, "mode");
-	const char *freq = profile_comment_value(p, "frequency");
-	const char *samples = profile_comment_value(p, "samples");
-	const char *triggers = profile_comment_value(p, "triggers");
-	const char *rperf = profile_comment_value(p, "rperf");
-	const char *ruby = profile_comment_value(p, "ruby");
+	const char *command = profile_comment_value(p,
+	    PROFILE_COMMENT_COMMAND);
+	const char *mode = profile_comment_value(p, PROFILE_COMMENT_MODE);
+	const char *freq = profile_comment_value(p, PROFILE_COMMENT_FREQUENCY);
+	const char *samples = profile_comment_value(p,
+	    PROFILE_COMMENT_SAMPLES);
+	const char *triggers = profile_comment_value(p,
+	    PROFILE_COMMENT_TRIGGERS);
+	const char *rperf = profile_comment_value(p, PROFILE_COMMENT_RPERF);
+	const char *ruby = profile_comment_value(p, PROFILE_COMMENT_RUBY);
 	const char *type = profile_str(p, p->value_types[vi].type);
 	char buf[64];
 
@@ -157,25 +108,17 @@ text_print_header(const struct profile *p, FILE *fp, size_t vi,
 		free(clean);
 	}
 	fprintf(fp, "%-10s%s", "Mode:", mode ? mode : type);
-	if (freq != NULL) {
-		char *end;
-		long long n;
-
-		errno = 0;
-		n = strtoll(freq, &end, 10);
-		if (*freq != '\0' && *end == '\0' && errno == 0)
-			freq = text_fmt_int(buf, sizeof buf, n);
-		fprintf(fp, ", %s Hz", freq);
-	}
+	if (freq != NULL)
+		fprintf(fp, ", %s Hz", text_numeric(buf, sizeof buf, freq));
 	fputc('\n', fp);
 	fprintf(fp, "%-10s%s%s%s (%s)\n", "Total:",
-	    text_fmt_value(buf, sizeof buf, u, total), *u->suffix ? " " : "",
+	    format_value(buf, sizeof buf, u, total), *u->suffix ? " " : "",
 	    u->suffix, type);
 	if (p->duration_nanos > 0) {
-		struct text_unit ms = { 1, "ms" };
+		struct format_unit ms = { 1, "ms" };
 
 		fprintf(fp, "%-10s%s ms\n", "Duration:",
-		    text_fmt_value(buf, sizeof buf, &ms, p->duration_nanos));
+		    format_value(buf, sizeof buf, &ms, p->duration_nanos));
 	}
 	if (samples != NULL)
 		text_print_count(fp, "Samples:", samples);
@@ -217,7 +160,7 @@ text_cmp_cum(const void *a, const void *b)
 /* Print the top rows of FUNCS (already sorted) by self or cumulative. */
 static void
 text_print_functions(FILE *fp, const struct text_func *all, size_t n,
-    size_t nall, size_t top, int cum, const struct text_unit *u,
+    size_t nall, size_t top, int cum, const struct format_unit *u,
     int64_t total, double min_pct)
 {
 	char buf[64], pct[32], head[64];
@@ -238,7 +181,7 @@ text_print_functions(FILE *fp, const struct text_func *all, size_t n,
 	    *u->suffix ? " " : "", u->suffix);
 	vw = strlen(head);
 	for (i = 0; i < rows; i++) {
-		text_fmt_value(buf, sizeof buf, u, cum ? funcs[i]->cum :
+		format_value(buf, sizeof buf, u, cum ? funcs[i]->cum :
 		    funcs[i]->self);
 		if (strlen(buf) > vw)
 			vw = strlen(buf);
@@ -254,8 +197,8 @@ text_print_functions(FILE *fp, const struct text_func *all, size_t n,
 	for (i = 0; i < rows; i++) {
 		int64_t v = cum ? funcs[i]->cum : funcs[i]->self;
 
-		text_fmt_value(buf, sizeof buf, u, v);
-		text_fmt_pct(pct, sizeof pct, v, total);
+		format_value(buf, sizeof buf, u, v);
+		format_pct(pct, sizeof pct, v, total);
 		if (*funcs[i]->where == '\0')
 			fprintf(fp, "  %*s  %6s  %s\n", (int)vw, buf, pct,
 			    funcs[i]->name);
@@ -269,7 +212,7 @@ text_print_functions(FILE *fp, const struct text_func *all, size_t n,
 /* Build the function rows and print the flat and cumulative tables. */
 static void
 text_functions(const struct profile *p, FILE *fp, size_t vi, size_t top,
-    int sort_cum, double min_pct, const struct text_unit *u, int64_t total)
+    int sort_cum, double min_pct, const struct format_unit *u, int64_t total)
 {
 	struct text_func *funcs, *rows;
 	size_t *stamp, i, n = 0, pass;
@@ -285,15 +228,12 @@ text_functions(const struct profile *p, FILE *fp, size_t vi, size_t top,
 		int64_t w = profile_sample_values(p, s)[vi];
 
 		for (j = 0; j < s->nloc; j++) {
-			const struct profile_location *l;
+			uint64_t fn = profile_location_function_id(p, locs[j]);
 			size_t f;
 
-			if (locs[j] == 0 || locs[j] > p->nlocations)
+			if (fn == 0)
 				continue;
-			l = &p->locations[locs[j] - 1];
-			if (l->function == 0 || l->function > p->nfunctions)
-				continue;
-			f = l->function - 1;
+			f = fn - 1;
 			if (j == 0)
 				funcs[f].self = profile_add_sat(funcs[f].self,
 				    w);
@@ -350,34 +290,29 @@ text_functions(const struct profile *p, FILE *fp, size_t vi, size_t top,
 /* Print the VM-state breakdown when the profile records VM states. */
 static void
 text_states_table(const struct profile *p, FILE *fp, size_t vi,
-    const struct text_unit *u, int64_t total)
+    const struct format_unit *u, int64_t total)
 {
 	int64_t sums[PROFILE_NSTATES + 2] = { 0 };
 	const char *titles[PROFILE_NSTATES + 2];
 	char buf[64], pct[32], head[64];
 	size_t i, k, vw;
-	int any = profile_comment_value(p, "rperf") != NULL;
+	int any = profile_comment_value(p, PROFILE_COMMENT_RPERF) != NULL;
 
 	for (i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
-		const char *gvl = profile_sample_label_str(p, s, "%GVL");
-		const char *gc = profile_sample_label_str(p, s, "%GC");
+		struct profile_vm_state st = profile_sample_state(p, s);
 		int64_t w = profile_sample_values(p, s)[vi];
 
 		k = 0;		/* normal execution */
-		if (gvl != NULL || gc != NULL) {
+		if (st.gvl != NULL || st.gc != NULL) {
+			/* A known GVL state first, as the table lists it. */
 			any = 1;
-			k = PROFILE_NSTATES + 1;	/* other */
-			for (size_t t = 0; t < PROFILE_NSTATES; t++) {
-				const char *v = profile_states[t].key[2] == 'V' ?
-				    gvl : gc;
-
-				if (v != NULL &&
-				    strcmp(v, profile_states[t].value) == 0) {
-					k = t + 1;
-					break;
-				}
-			}
+			if (st.gvl_state >= 0)
+				k = (size_t)st.gvl_state + 1;
+			else if (st.gc_state >= 0)
+				k = (size_t)st.gc_state + 1;
+			else
+				k = PROFILE_NSTATES + 1;	/* other */
 		}
 		sums[k] = profile_add_sat(sums[k], w);
 	}
@@ -391,7 +326,7 @@ text_states_table(const struct profile *p, FILE *fp, size_t vi,
 	text_value_head(head, sizeof head, u);
 	vw = strlen(head);
 	for (k = 0; k < PROFILE_NSTATES + 2; k++) {
-		text_fmt_value(buf, sizeof buf, u, sums[k]);
+		format_value(buf, sizeof buf, u, sums[k]);
 		if (strlen(buf) > vw)
 			vw = strlen(buf);
 	}
@@ -401,24 +336,9 @@ text_states_table(const struct profile *p, FILE *fp, size_t vi,
 		if (k == PROFILE_NSTATES + 1 && sums[k] == 0)
 			continue;
 		fprintf(fp, "  %*s  %6s  %s\n", (int)vw,
-		    text_fmt_value(buf, sizeof buf, u, sums[k]),
-		    text_fmt_pct(pct, sizeof pct, sums[k], total), titles[k]);
+		    format_value(buf, sizeof buf, u, sums[k]),
+		    format_pct(pct, sizeof pct, sums[k], total), titles[k]);
 	}
-}
-
-/* Order threads by value, descending, then number, then name. */
-static int
-text_cmp_thread(const void *a, const void *b)
-{
-	const struct text_thread *ta = a, *tb = b;
-
-	if (ta->value != tb->value)
-		return ta->value > tb->value ? -1 : 1;
-	if (ta->has_num != tb->has_num)
-		return ta->has_num ? -1 : 1;
-	if (ta->num != tb->num)
-		return ta->num < tb->num ? -1 : 1;
-	return strcmp(ta->name, tb->name);
 }
 
 /* Order threads by number, then name (to group equal ones). */
@@ -434,10 +354,21 @@ text_cmp_thread_key(const void *a, const void *b)
 	return strcmp(ta->name, tb->name);
 }
 
+/* Order threads by value, descending, then as text_cmp_thread_key. */
+static int
+text_cmp_thread(const void *a, const void *b)
+{
+	const struct text_thread *ta = a, *tb = b;
+
+	if (ta->value != tb->value)
+		return ta->value > tb->value ? -1 : 1;
+	return text_cmp_thread_key(a, b);
+}
+
 /* Print the thread table when samples carry thread labels. */
 static void
 text_threads_table(const struct profile *p, FILE *fp, size_t vi,
-    size_t top, const struct text_unit *u, int64_t total)
+    size_t top, const struct format_unit *u, int64_t total)
 {
 	struct text_thread *t;
 	char buf[64], pct[32], head[64], num[32];
@@ -481,7 +412,7 @@ text_threads_table(const struct profile *p, FILE *fp, size_t vi,
 	text_value_head(head, sizeof head, u);
 	vw = strlen(head);
 	for (i = 0; i < n; i++) {
-		text_fmt_value(buf, sizeof buf, u, t[i].value);
+		format_value(buf, sizeof buf, u, t[i].value);
 		if (strlen(buf) > vw)
 			vw = strlen(buf);
 		if (strlen(t[i].name) > nw)
@@ -502,8 +433,8 @@ text_threads_table(const struct profile *p, FILE *fp, size_t vi,
 			snprintf(num, sizeof num, "-");
 		fprintf(fp, "  %*s  %-*s  %*s  %6s\n", (int)tw, num, (int)nw,
 		    t[i].name, (int)vw,
-		    text_fmt_value(buf, sizeof buf, u, t[i].value),
-		    text_fmt_pct(pct, sizeof pct, t[i].value, total));
+		    format_value(buf, sizeof buf, u, t[i].value),
+		    format_pct(pct, sizeof pct, t[i].value, total));
 	}
 	free(t);
 }
@@ -520,8 +451,7 @@ int
 text_write(const struct profile *p, FILE *fp, const struct text_opts *o)
 {
 	struct text_opts defaults;
-	struct text_unit u = { 0, "" };
-	const char *unit;
+	struct format_unit u;
 	size_t vi, top;
 	int64_t total;
 
@@ -530,20 +460,13 @@ text_write(const struct profile *p, FILE *fp, const struct text_opts *o)
 		o = &defaults;
 	}
 	top = o->top ? o->top : TEXT_DEFAULT_TOP;
-	vi = o->value_index;
-	if (vi >= p->nvalue_types)
-		vi = p->default_value;
+	vi = profile_value_index(p, o->value_index);
 
 	if (p->nsamples == 0 || vi >= p->nvalue_types) {
 		fprintf(fp, "profile is empty: no samples\n");
 		goto out;
 	}
-	unit = profile_str(p, p->value_types[vi].unit);
-	if (strcmp(unit, "nanoseconds") == 0) {
-		u.ms = 1;
-		u.suffix = "ms";
-	} else if (strcmp(unit, "count") != 0)
-		u.suffix = unit;
+	format_unit_init(&u, p, vi);
 
 	total = profile_total(p, vi);
 	text_print_header(p, fp, vi, &u, total);

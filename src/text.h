@@ -27,8 +27,9 @@ void text_opts_init(struct text_opts *o);
 
 /*
  * Write the report of P to FP; O may be NULL for the defaults.  Comments
- * read: "command", "mode", "frequency", "samples", "triggers", "rperf",
- * "ruby".  Returns 0, or -1 on a write error with errno set.
+ * read (PROFILE_COMMENT_* in profile.h): "command", "mode", "frequency",
+ * "samples", "triggers", "rperf", "ruby".  Returns 0, or -1 on a write
+ * error with errno set.
  */
 int text_write(const struct profile *p, FILE *fp, const struct text_opts *o);
 

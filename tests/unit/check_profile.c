@@ -119,7 +119,77 @@ START_TEST(test_comments)
 	ck_assert_ptr_null(profile_comment_value(p, "mod"));
 	ck_assert_ptr_null(profile_comment_value(p, "nothing"));
 	profile_add_comment(p, "mode: wall");
-	ck_assert_str_eq(profile_comment_value(p, "mode"), "cpu");
+	ck_assert_str_eq(profile_comment_value(p, PROFILE_COMMENT_MODE),
+	    "cpu");
+	ck_assert_str_eq(profile_comment_match("samples:\t 12",
+	    PROFILE_COMMENT_SAMPLES), "12");
+	ck_assert_str_eq(profile_comment_match("samples:", "samples"), "");
+	ck_assert_ptr_null(profile_comment_match("samples 12", "samples"));
+	ck_assert_ptr_null(profile_comment_match("sample: 12", "samples"));
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_sample_state)
+{
+	struct profile *p = profile_new();
+	const char *const frames[] = { "main", NULL };
+	struct profile_label l[4];
+	struct profile_vm_state st;
+
+	/* None; GVL wait and GC sweep; an unknown GVL value; the first
+	 * string label of a key counts, numeric ones never. */
+	tu_add(p, frames, 1, 1, NULL, 0);
+	l[0] = tu_label(p, "%GC", "sweep", 0);
+	l[1] = tu_label(p, "%GVL", "wait", 0);
+	tu_add(p, frames, 1, 1, l, 2);
+	l[0] = tu_label(p, "%GVL", "spinning", 0);
+	tu_add(p, frames, 1, 1, l, 1);
+	l[0] = tu_label(p, "%GC", NULL, 7);
+	l[1] = tu_label(p, "%GC", "mark", 0);
+	l[2] = tu_label(p, "%GC", "sweep", 0);
+	tu_add(p, frames, 1, 1, l, 3);
+
+	st = profile_sample_state(p, &p->samples[0]);
+	ck_assert_ptr_null(st.gvl);
+	ck_assert_ptr_null(st.gc);
+	ck_assert_int_eq(st.gvl_state, -1);
+	ck_assert_int_eq(st.gc_state, -1);
+	st = profile_sample_state(p, &p->samples[1]);
+	ck_assert_str_eq(st.gvl, "wait");
+	ck_assert_int_eq(st.gvl_state, PROFILE_STATE_GVL_WAIT);
+	ck_assert_int_eq(st.gc_state, PROFILE_STATE_GC_SWEEP);
+	st = profile_sample_state(p, &p->samples[2]);
+	ck_assert_str_eq(st.gvl, "spinning");
+	ck_assert_int_eq(st.gvl_state, -1);
+	st = profile_sample_state(p, &p->samples[3]);
+	ck_assert_ptr_null(st.gvl);
+	ck_assert_str_eq(st.gc, "mark");
+	ck_assert_int_eq(st.gc_state, PROFILE_STATE_GC_MARK);
+	ck_assert_str_eq(profile_states[st.gc_state].frame, "[GC marking]");
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_errors_do_not_exit)
+{
+	/* An oversized sample is refused with an error, not an exit, and
+	 * a merge into a profile in error says so. */
+	struct profile *p = tu_sample_profile(), *q;
+	uint64_t loc = 1;
+	int64_t values[2] = { 1, 1 };
+	size_t n = p->nsamples;
+
+	ck_assert_ptr_null(profile_error(p));
+	ck_assert_int_eq(profile_add_sample(p, &loc, (size_t)UINT32_MAX + 1,
+	    values, NULL, 0), -1);
+	ck_assert_str_eq(profile_error(p), "sample too large");
+	ck_assert_uint_eq(p->nsamples, n);
+	ck_assert_int_eq(profile_add_sample(p, &loc, 1, values, NULL, 0), 0);
+	q = profile_new_like(p);
+	ck_assert_int_eq(profile_merge(q, p, NULL, 0), 0);
+	ck_assert_int_eq(profile_merge(p, q, NULL, 0), -1);
+	profile_free(q);
 	profile_free(p);
 }
 END_TEST
@@ -258,6 +328,8 @@ profile_suite(void)
 	tcase_add_test(tc, test_functions_and_locations);
 	tcase_add_test(tc, test_samples);
 	tcase_add_test(tc, test_comments);
+	tcase_add_test(tc, test_sample_state);
+	tcase_add_test(tc, test_errors_do_not_exit);
 	tcase_add_test(tc, test_add_sat);
 	tcase_add_test(tc, test_total_saturates);
 	tcase_add_test(tc, test_merge);

@@ -1,9 +1,10 @@
 /*
  * check_report.c: unit tests for report.c: each filter kind and how they
  * combine, label matching by decimal text, bad arguments, the description
- * of the filters, the merged call tree and its text, and value formatting.
+ * of the filters, and the merged call tree and its text.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,12 +134,12 @@ static char *
 tree_text(const struct profile *p, double min_pct)
 {
 	struct report_tree *t = report_tree_new();
-	struct report_unit u;
+	struct format_unit u;
 	char *buf = NULL;
 	size_t len;
 	int rc;
 
-	report_unit_init(&u, p, 1);
+	format_unit_init(&u, p, 1);
 	report_tree_add(t, p, 1, 0, 1.0);
 	report_tree_sort(t, 1);
 	TU_CAPTURE(buf, len, rc, report_tree_write(t, fp, &u, min_pct));
@@ -170,6 +171,31 @@ START_TEST(test_tree)
 	ck_assert_ptr_null(strstr(out, "GC marking"));
 	ck_assert_ptr_nonnull(strstr(out, "Foo::Bar#baz"));
 	free(out);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_tree_full)
+{
+	/* A tree that ran out of 32-bit node ids is refused, not printed
+	 * short, and nothing exits. */
+	struct profile *p = tu_sample_profile();
+	struct report_tree *t = report_tree_new();
+	struct format_unit u;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	format_unit_init(&u, p, 1);
+	ck_assert_int_eq(report_tree_add(t, p, 1, 0, 1.0), 0);
+	t->full = 1;
+	errno = 0;
+	TU_CAPTURE(buf, len, rc, report_tree_write(t, fp, &u, 1.0));
+	ck_assert_int_eq(rc, -1);
+	ck_assert_int_eq(errno, EFBIG);
+	ck_assert_uint_eq(len, 0);
+	free(buf);
+	report_tree_free(t);
 	profile_free(p);
 }
 END_TEST
@@ -245,25 +271,6 @@ START_TEST(test_tree_shape)
 }
 END_TEST
 
-START_TEST(test_format)
-{
-	struct report_unit ms = { 1, "ms" }, count = { 0, "" };
-	char buf[64];
-
-	ck_assert_str_eq(report_fmt_value(buf, sizeof buf, &ms, 1234567890),
-	    "1,234.57");
-	ck_assert_str_eq(report_fmt_delta(buf, sizeof buf, &ms, -5000),
-	    "-0.01");
-	ck_assert_str_eq(report_fmt_delta(buf, sizeof buf, &count, 1234),
-	    "+1,234");
-	ck_assert_str_eq(report_fmt_delta(buf, sizeof buf, &count, 0), "0");
-	ck_assert_str_eq(report_fmt_value(buf, sizeof buf, &count,
-	    INT64_MIN), "-9,223,372,036,854,775,808");
-	ck_assert_str_eq(report_fmt_pct(buf, sizeof buf, 1, 3), "33.3%");
-	ck_assert_str_eq(report_fmt_pct(buf, sizeof buf, 1, 0), "-");
-}
-END_TEST
-
 /* The test suite. */
 static Suite *
 report_suite(void)
@@ -275,9 +282,9 @@ report_suite(void)
 	tcase_add_test(tc, test_filter_errors_and_description);
 	tcase_add_test(tc, test_filter_keeps_comments_true);
 	tcase_add_test(tc, test_tree);
+	tcase_add_test(tc, test_tree_full);
 	tcase_add_test(tc, test_tree_deep);
 	tcase_add_test(tc, test_tree_shape);
-	tcase_add_test(tc, test_format);
 	suite_add_tcase(s, tc);
 	return s;
 }
