@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "error.h"
 #include "formats.h"
+#include "numfmt.h"
 #include "output.h"
 #include "profile.h"
 #include "report.h"
@@ -71,18 +72,18 @@ cmd_report_print_filters(const struct cmd_report *r, FILE *fp)
 {
 	if (!report_filter_active(&r->filter))
 		return;
-	struct report_unit u;
-	size_t vi = report_value_index(r->p, r->topts.value_index);
+	struct numfmt_unit u;
+	size_t vi = profile_value_index(r->p, r->topts.value_index);
 	int64_t kept = profile_total(r->p, vi);
 	char a[48], b[48], pct[32];
 
-	report_unit_init(&u, r->p, vi);
+	numfmt_unit_init(&u, r->p, vi);
 	fprintf(fp, "%-10s%s (kept %s of %s%s%s, %s)\n", "Filters:",
 	    report_filter_describe(&r->filter),
-	    report_fmt_value(a, sizeof a, &u, kept),
-	    report_fmt_value(b, sizeof b, &u, r->total_read),
+	    numfmt_value(a, sizeof a, &u, kept),
+	    numfmt_value(b, sizeof b, &u, r->total_read),
 	    *u.suffix ? " " : "", u.suffix,
-	    report_fmt_pct(pct, sizeof pct, kept, r->total_read));
+	    numfmt_pct(pct, sizeof pct, (double)kept, (double)r->total_read));
 }
 
 /* Write the text report (output_write_fn). */
@@ -106,11 +107,11 @@ cmd_report_write_tree(FILE *fp, void *arg)
 {
 	struct cmd_report *r = arg;
 	struct report_tree *t = report_tree_new();
-	struct report_unit u;
-	size_t vi = report_value_index(r->p, r->topts.value_index);
+	struct numfmt_unit u;
+	size_t vi = profile_value_index(r->p, r->topts.value_index);
 	int rc;
 
-	report_unit_init(&u, r->p, vi);
+	numfmt_unit_init(&u, r->p, vi);
 	report_tree_add(t, r->p, vi, 0, 1.0);
 	report_tree_sort(t, 1);
 	cmd_report_print_filters(r, fp);
@@ -208,7 +209,7 @@ cmd_report_exec(int argc, char **argv)
 		report_filter_release(&r.filter);
 		return RPERF_EXIT_FAILURE;
 	}
-	r.total_read = profile_total(r.p, report_value_index(r.p,
+	r.total_read = profile_total(r.p, profile_value_index(r.p,
 	    r.topts.value_index));
 	report_filter_apply(r.p, &r.filter);
 

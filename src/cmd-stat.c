@@ -23,7 +23,7 @@
 
 #include "cmd.h"
 #include "error.h"
-#include "format.h"
+#include "numfmt.h"
 #include "json.h"
 #include "output.h"
 #include "profile.h"
@@ -249,10 +249,10 @@ cmd_stat_print_text(const struct cmd_stat *st, const struct cmd_stat_run *runs, 
 			group = d->group;
 		}
 		if (f >= F_CPU && f <= F_SWEEP && profiled > 0)
-			format_pct(pct, sizeof pct, mean[f], profiled);
+			numfmt_pct(pct, sizeof pct, mean[f], profiled);
 		if (k > 1 && mean[f] != 0)
 			snprintf(dev, sizeof dev, "( +-%6.2f%% )", sd[f] * 100 / fabs(mean[f]));
-		fprintf(fp, "%18s %-3s %-31s %6s  ", format_double(num, sizeof num, mean[f], dec),
+		fprintf(fp, "%18s %-3s %-31s %6s  ", numfmt_double(num, sizeof num, mean[f], dec),
 		    d->unit, d->label, pct);
 		if (dev[0] != '\0')
 			fprintf(fp, "%-7s %s\n", cmd_stat_source_tag[d->source], dev);

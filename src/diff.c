@@ -107,7 +107,7 @@ diff_compute(struct diff *d, const struct profile *base, size_t bvi,
 	    profile_str(base, base->value_types[bvi].unit) : "";
 	tu = tvi < target->nvalue_types ?
 	    profile_str(target, target->value_types[tvi].unit) : "";
-	format_unit_init(&d->unit, target, tvi);
+	numfmt_unit_init(&d->unit, target, tvi);
 	if (bvi < base->nvalue_types && tvi < target->nvalue_types &&
 	    strcmp(bu, tu) != 0) {
 		error_set(err, errlen, "cannot compare values in %s with "
@@ -153,8 +153,8 @@ diff_release(struct diff *d)
 static uint64_t
 diff_gap(const struct diff_row *r, int cum)
 {
-	return cum ? format_gap(r->base_cum, r->target_cum) :
-	    format_gap(r->base_self, r->target_self);
+	return cum ? numfmt_gap(r->base_cum, r->target_cum) :
+	    numfmt_gap(r->base_self, r->target_self);
 }
 
 /* Whether the comparators below order by cumulative values. */
@@ -193,7 +193,7 @@ diff_change(char *buf, size_t len, int64_t before, int64_t after)
 static void
 diff_table(const struct diff *d, FILE *fp, size_t top, int cum)
 {
-	const struct format_unit *u = &d->unit;
+	const struct numfmt_unit *u = &d->unit;
 	const struct diff_row **rows;
 	char b[48], t[48], dl[48], ch[32], hb[32], ht[32], hd[32];
 	size_t i, n = 0, shown, wb, wt, wd, wc = strlen("Change"), nw;
@@ -219,9 +219,9 @@ diff_table(const struct diff *d, FILE *fp, size_t top, int cum)
 		int64_t before = cum ? r->base_cum : r->base_self;
 		int64_t after = cum ? r->target_cum : r->target_self;
 
-		format_value(b, sizeof b, u, before);
-		format_value(t, sizeof t, u, after);
-		format_change(dl, sizeof dl, u, before, after);
+		numfmt_value(b, sizeof b, u, before);
+		numfmt_value(t, sizeof t, u, after);
+		numfmt_change(dl, sizeof dl, u, before, after);
 		diff_change(ch, sizeof ch, before, after);
 		wb = strlen(b) > wb ? strlen(b) : wb;
 		wt = strlen(t) > wt ? strlen(t) : wt;
@@ -241,9 +241,9 @@ diff_table(const struct diff *d, FILE *fp, size_t top, int cum)
 
 		diff_change(ch, sizeof ch, before, after);
 		fprintf(fp, "  %*s  %*s  %*s  %*s  %s\n", (int)wb,
-		    format_value(b, sizeof b, u, before), (int)wt,
-		    format_value(t, sizeof t, u, after), (int)wd,
-		    format_change(dl, sizeof dl, u, before, after),
+		    numfmt_value(b, sizeof b, u, before), (int)wt,
+		    numfmt_value(t, sizeof t, u, after), (int)wd,
+		    numfmt_change(dl, sizeof dl, u, before, after),
 		    (int)wc, ch, r->name);
 	}
 	free(rows);
@@ -252,24 +252,24 @@ diff_table(const struct diff *d, FILE *fp, size_t top, int cum)
 int
 diff_write(const struct diff *d, FILE *fp, const struct diff_opts *o)
 {
-	const struct format_unit *u = &d->unit;
+	const struct numfmt_unit *u = &d->unit;
 	char b[48], t[48], dl[48], ch[32];
 	size_t top = o && o->top ? o->top : DIFF_DEFAULT_TOP;
 
 	fprintf(fp, "%-9s%s, total %s%s%s\n", "Base:",
 	    o && o->base_name ? o->base_name : "base",
-	    format_value(b, sizeof b, u, d->base_raw_total),
+	    numfmt_value(b, sizeof b, u, d->base_raw_total),
 	    *u->suffix ? " " : "", u->suffix);
 	fprintf(fp, "%-9s%s, total %s%s%s\n", "Target:",
 	    o && o->target_name ? o->target_name : "target",
-	    format_value(t, sizeof t, u, d->target_total),
+	    numfmt_value(t, sizeof t, u, d->target_total),
 	    *u->suffix ? " " : "", u->suffix);
 	if (d->scale != 1.0)
 		fprintf(fp, "%-9sbase scaled by %.4g to the target's total\n",
 		    "Scale:", d->scale);
 	diff_change(ch, sizeof ch, d->base_total, d->target_total);
 	fprintf(fp, "%-9s%s%s%s (%s)\n", "Delta:",
-	    format_change(dl, sizeof dl, u, d->base_total,
+	    numfmt_change(dl, sizeof dl, u, d->base_total,
 	    d->target_total), *u->suffix ? " " : "", u->suffix, ch);
 	if (o && o->filters && *o->filters)
 		fprintf(fp, "%-9s%s\n", "Filters:", o->filters);

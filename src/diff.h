@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "format.h"
+#include "numfmt.h"
 #include "profile.h"
 
 #define DIFF_DEFAULT_TOP 30
@@ -31,7 +31,7 @@ struct diff {
 	int64_t base_total, target_total;	/* base_total after scaling */
 	int64_t base_raw_total;	/* before scaling */
 	double scale;		/* what BASE's values were multiplied by */
-	struct format_unit unit;
+	struct numfmt_unit unit;
 };
 
 /*

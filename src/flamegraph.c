@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "flamegraph.h"
-#include "format.h"
+#include "numfmt.h"
 #include "json.h"
 #include "report.h"
 #include "xmalloc.h"
@@ -347,7 +347,7 @@ flamegraph_write(const struct profile *p, FILE *fp,
 {
 	struct flamegraph_opts defaults;
 	struct report_tree *t;
-	struct format_unit u;
+	struct numfmt_unit u;
 	uint32_t *out_name, maxdepth;
 	const char *title;
 	size_t vi;
@@ -362,7 +362,7 @@ flamegraph_write(const struct profile *p, FILE *fp,
 	width = o->width > 100 ? o->width : FLAMEGRAPH_DEFAULT_WIDTH;
 	diff = o->base != NULL;
 	vi = profile_value_index(p, o->value_index);
-	format_unit_init(&u, p, vi);
+	numfmt_unit_init(&u, p, vi);
 	t = report_tree_new();
 	if (report_tree_add(t, p, vi, 0, 1.0) != 0 || (diff &&
 	    report_tree_add(t, o->base, profile_value_index(o->base,
@@ -421,7 +421,7 @@ flamegraph_write(const struct profile *p, FILE *fp,
 		flamegraph_xml_str(fp, title);
 		fprintf(fp, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"42\">",
 		    width / 2);
-		fprintf(fp, "Total %s%s%s", format_value(buf, sizeof buf,
+		fprintf(fp, "Total %s%s%s", numfmt_value(buf, sizeof buf,
 		    &u, total), *u.suffix ? " " : "", u.suffix);
 		if (diff)
 			fputs("; red: grew since the base, blue: shrank", fp);

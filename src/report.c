@@ -1,7 +1,7 @@
 /*
  * report.c: sample filters and the merged call tree, shared by "rperf
  * report", "rperf diff" and the flame graph (see report.h; values are
- * formatted by format.c, files written by output.c).
+ * formatted by numfmt.c, files written by output.c).
  *
  * Filters decide per sample but match regexes once per function, so a
  * profile with 100k stacks costs one regexec per function name, not per
@@ -668,7 +668,7 @@ report_tree_any_child(const struct report_tree *t,
 
 int
 report_tree_write(const struct report_tree *t, FILE *fp,
-    const struct format_unit *u, double min_pct)
+    const struct numfmt_unit *u, double min_pct)
 {
 	int64_t total = t->nodes[0].value, cut;
 	double x;
@@ -689,7 +689,7 @@ report_tree_write(const struct report_tree *t, FILE *fp,
 	cut = (int64_t)x;
 	if ((double)cut < x)
 		cut++;
-	format_value(val, sizeof val, u, total);
+	numfmt_value(val, sizeof val, u, total);
 	snprintf(head, sizeof head, "%s%s%s", u->ms ? "Time" : "Value",
 	    *u->suffix ? " " : "", u->suffix);
 	vw = strlen(val) > strlen(head) ? strlen(val) : strlen(head);
@@ -703,8 +703,8 @@ report_tree_write(const struct report_tree *t, FILE *fp,
 		const struct report_node *n = &t->nodes[c];
 
 		if (n->value >= cut && n->value > 0) {
-			format_value(val, sizeof val, u, n->value);
-			format_pct(pct, sizeof pct, (double)n->value, (double)total);
+			numfmt_value(val, sizeof val, u, n->value);
+			numfmt_pct(pct, sizeof pct, (double)n->value, (double)total);
 			if (n->depth <= REPORT_TREE_MAX_INDENT)
 				fprintf(fp, "  %*s  %6s  %*s%s\n", (int)vw, val,
 				    pct, (int)(2 * (n->depth - 1)), "",

@@ -2,8 +2,7 @@
  * report.h: what "rperf report" and "rperf diff" share: sample filters
  * (--focus, --ignore, --tagfocus, --tagignore, --thread), the merged call
  * tree that the tree report and the flame graphs are drawn from.  Values
- * print through format.h and files are written by output.c; the old
- * names for both stay here until their callers switch.
+ * print through numfmt.h and files are written by output.c.
  *
  * Plain C over the profile model; no Ruby.  Filters drop samples from a
  * profile in place and never touch its tables, so every writer still sees
@@ -17,8 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "format.h"
-#include "output.h"
+#include "numfmt.h"
 #include "profile.h"
 
 /* --- filters --- */
@@ -68,44 +66,6 @@ const char *report_filter_describe(const struct report_filter *f);
 
 /* Drop the samples of P that F rejects; returns how many are kept. */
 size_t report_filter_apply(struct profile *p, const struct report_filter *f);
-
-/* --- values --- */
-
-/*
- * Values print through format.h.  These names stay for cmd-report.c and
- * cmd-diff.c, which issue 13 has others change at the same time; once
- * they include format.h themselves, this block goes.
- */
-#define report_unit format_unit
-
-/* See format_unit_init(). */
-static inline void
-report_unit_init(struct format_unit *u, const struct profile *p, size_t vi)
-{
-	format_unit_init(u, p, vi);
-}
-
-/* See format_value(). */
-static inline char *
-report_fmt_value(char *buf, size_t len, const struct format_unit *u,
-    int64_t v)
-{
-	return format_value(buf, len, u, v);
-}
-
-/* See format_pct(). */
-static inline char *
-report_fmt_pct(char *buf, size_t len, int64_t v, int64_t total)
-{
-	return format_pct(buf, len, (double)v, (double)total);
-}
-
-/* See profile_value_index(). */
-static inline size_t
-report_value_index(const struct profile *p, size_t vi)
-{
-	return profile_value_index(p, vi);
-}
 
 /* --- the call tree --- */
 
@@ -184,24 +144,6 @@ void report_tree_sort(struct report_tree *t, int by_value);
  * writing anything, with EFBIG when T is incomplete (T->full).
  */
 int report_tree_write(const struct report_tree *t, FILE *fp,
-    const struct format_unit *u, double min_pct);
-
-/* --- output --- */
-
-/*
- * Output files are written by output.c (output_write_file(): through a
- * temporary file renamed into place when the target is a regular file,
- * directly to stdout or a device).  These names stay for cmd-report.c and
- * cmd-diff.c until they call output.h themselves, as the values above.
- */
-typedef output_write_fn report_write_fn;
-
-/* See output_write_file(). */
-static inline int
-report_write_file(const char *path, report_write_fn fn, void *arg,
-    char *err, size_t errlen)
-{
-	return output_write_file(path, fn, arg, err, errlen);
-}
+    const struct numfmt_unit *u, double min_pct);
 
 #endif

@@ -6,7 +6,7 @@
  * up whatever the magnitudes.  Orders are total: ties fall back to names
  * and then ids, so the same profile always gives the same report.  Times
  * are shown in milliseconds when the value is in nanoseconds; other units
- * are printed as integers (format.h).  Nothing here changes the profile.
+ * are printed as integers (numfmt.h).  Nothing here changes the profile.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
+#include "numfmt.h"
 #include "secret.h"
 #include "text.h"
 #include "xmalloc.h"
@@ -40,7 +40,7 @@ struct text_thread {
 
 /* The header of a table's value column for unit U. */
 static void
-text_value_head(char *buf, size_t len, const struct format_unit *u)
+text_value_head(char *buf, size_t len, const struct numfmt_unit *u)
 {
 	if (u->ms)
 		snprintf(buf, len, "Time ms");
@@ -61,7 +61,7 @@ text_numeric(char *buf, size_t len, const char *value)
 	errno = 0;
 	n = strtoll(value, &end, 10);
 	if (*value != '\0' && *end == '\0' && errno == 0)
-		return format_int(buf, len, n);
+		return numfmt_int(buf, len, n);
 	return value;
 }
 
@@ -77,7 +77,7 @@ text_print_count(FILE *fp, const char *title, const char *value)
 /* Print the header lines. */
 static void
 text_print_header(const struct profile *p, FILE *fp, size_t vi,
-    const struct format_unit *u, int64_t total)
+    const struct numfmt_unit *u, int64_t total)
 {
 	const char *command = profile_comment_value(p,
 	    PROFILE_COMMENT_COMMAND);
@@ -112,13 +112,13 @@ text_print_header(const struct profile *p, FILE *fp, size_t vi,
 		fprintf(fp, ", %s Hz", text_numeric(buf, sizeof buf, freq));
 	fputc('\n', fp);
 	fprintf(fp, "%-10s%s%s%s (%s)\n", "Total:",
-	    format_value(buf, sizeof buf, u, total), *u->suffix ? " " : "",
+	    numfmt_value(buf, sizeof buf, u, total), *u->suffix ? " " : "",
 	    u->suffix, type);
 	if (p->duration_nanos > 0) {
-		struct format_unit ms = { 1, "ms" };
+		struct numfmt_unit ms = { 1, "ms" };
 
 		fprintf(fp, "%-10s%s ms\n", "Duration:",
-		    format_value(buf, sizeof buf, &ms, p->duration_nanos));
+		    numfmt_value(buf, sizeof buf, &ms, p->duration_nanos));
 	}
 	if (samples != NULL)
 		text_print_count(fp, "Samples:", samples);
@@ -160,7 +160,7 @@ text_cmp_cum(const void *a, const void *b)
 /* Print the top rows of FUNCS (already sorted) by self or cumulative. */
 static void
 text_print_functions(FILE *fp, const struct text_func *all, size_t n,
-    size_t nall, size_t top, int cum, const struct format_unit *u,
+    size_t nall, size_t top, int cum, const struct numfmt_unit *u,
     int64_t total, double min_pct)
 {
 	char buf[64], pct[32], head[64];
@@ -181,7 +181,7 @@ text_print_functions(FILE *fp, const struct text_func *all, size_t n,
 	    *u->suffix ? " " : "", u->suffix);
 	vw = strlen(head);
 	for (i = 0; i < rows; i++) {
-		format_value(buf, sizeof buf, u, cum ? funcs[i]->cum :
+		numfmt_value(buf, sizeof buf, u, cum ? funcs[i]->cum :
 		    funcs[i]->self);
 		if (strlen(buf) > vw)
 			vw = strlen(buf);
@@ -197,8 +197,8 @@ text_print_functions(FILE *fp, const struct text_func *all, size_t n,
 	for (i = 0; i < rows; i++) {
 		int64_t v = cum ? funcs[i]->cum : funcs[i]->self;
 
-		format_value(buf, sizeof buf, u, v);
-		format_pct(pct, sizeof pct, v, total);
+		numfmt_value(buf, sizeof buf, u, v);
+		numfmt_pct(pct, sizeof pct, v, total);
 		if (*funcs[i]->where == '\0')
 			fprintf(fp, "  %*s  %6s  %s\n", (int)vw, buf, pct,
 			    funcs[i]->name);
@@ -212,7 +212,7 @@ text_print_functions(FILE *fp, const struct text_func *all, size_t n,
 /* Build the function rows and print the flat and cumulative tables. */
 static void
 text_functions(const struct profile *p, FILE *fp, size_t vi, size_t top,
-    int sort_cum, double min_pct, const struct format_unit *u, int64_t total)
+    int sort_cum, double min_pct, const struct numfmt_unit *u, int64_t total)
 {
 	struct text_func *funcs, *rows;
 	size_t *stamp, i, n = 0, pass;
@@ -290,7 +290,7 @@ text_functions(const struct profile *p, FILE *fp, size_t vi, size_t top,
 /* Print the VM-state breakdown when the profile records VM states. */
 static void
 text_states_table(const struct profile *p, FILE *fp, size_t vi,
-    const struct format_unit *u, int64_t total)
+    const struct numfmt_unit *u, int64_t total)
 {
 	int64_t sums[PROFILE_NSTATES + 2] = { 0 };
 	const char *titles[PROFILE_NSTATES + 2];
@@ -326,7 +326,7 @@ text_states_table(const struct profile *p, FILE *fp, size_t vi,
 	text_value_head(head, sizeof head, u);
 	vw = strlen(head);
 	for (k = 0; k < PROFILE_NSTATES + 2; k++) {
-		format_value(buf, sizeof buf, u, sums[k]);
+		numfmt_value(buf, sizeof buf, u, sums[k]);
 		if (strlen(buf) > vw)
 			vw = strlen(buf);
 	}
@@ -336,8 +336,8 @@ text_states_table(const struct profile *p, FILE *fp, size_t vi,
 		if (k == PROFILE_NSTATES + 1 && sums[k] == 0)
 			continue;
 		fprintf(fp, "  %*s  %6s  %s\n", (int)vw,
-		    format_value(buf, sizeof buf, u, sums[k]),
-		    format_pct(pct, sizeof pct, sums[k], total), titles[k]);
+		    numfmt_value(buf, sizeof buf, u, sums[k]),
+		    numfmt_pct(pct, sizeof pct, sums[k], total), titles[k]);
 	}
 }
 
@@ -368,7 +368,7 @@ text_cmp_thread(const void *a, const void *b)
 /* Print the thread table when samples carry thread labels. */
 static void
 text_threads_table(const struct profile *p, FILE *fp, size_t vi,
-    size_t top, const struct format_unit *u, int64_t total)
+    size_t top, const struct numfmt_unit *u, int64_t total)
 {
 	struct text_thread *t;
 	char buf[64], pct[32], head[64], num[32];
@@ -412,7 +412,7 @@ text_threads_table(const struct profile *p, FILE *fp, size_t vi,
 	text_value_head(head, sizeof head, u);
 	vw = strlen(head);
 	for (i = 0; i < n; i++) {
-		format_value(buf, sizeof buf, u, t[i].value);
+		numfmt_value(buf, sizeof buf, u, t[i].value);
 		if (strlen(buf) > vw)
 			vw = strlen(buf);
 		if (strlen(t[i].name) > nw)
@@ -433,8 +433,8 @@ text_threads_table(const struct profile *p, FILE *fp, size_t vi,
 			snprintf(num, sizeof num, "-");
 		fprintf(fp, "  %*s  %-*s  %*s  %6s\n", (int)tw, num, (int)nw,
 		    t[i].name, (int)vw,
-		    format_value(buf, sizeof buf, u, t[i].value),
-		    format_pct(pct, sizeof pct, t[i].value, total));
+		    numfmt_value(buf, sizeof buf, u, t[i].value),
+		    numfmt_pct(pct, sizeof pct, t[i].value, total));
 	}
 	free(t);
 }
@@ -451,7 +451,7 @@ int
 text_write(const struct profile *p, FILE *fp, const struct text_opts *o)
 {
 	struct text_opts defaults;
-	struct format_unit u;
+	struct numfmt_unit u;
 	size_t vi, top;
 	int64_t total;
 
@@ -466,7 +466,7 @@ text_write(const struct profile *p, FILE *fp, const struct text_opts *o)
 		fprintf(fp, "profile is empty: no samples\n");
 		goto out;
 	}
-	format_unit_init(&u, p, vi);
+	numfmt_unit_init(&u, p, vi);
 
 	total = profile_total(p, vi);
 	text_print_header(p, fp, vi, &u, total);

@@ -134,12 +134,12 @@ static char *
 tree_text(const struct profile *p, double min_pct)
 {
 	struct report_tree *t = report_tree_new();
-	struct format_unit u;
+	struct numfmt_unit u;
 	char *buf = NULL;
 	size_t len;
 	int rc;
 
-	format_unit_init(&u, p, 1);
+	numfmt_unit_init(&u, p, 1);
 	report_tree_add(t, p, 1, 0, 1.0);
 	report_tree_sort(t, 1);
 	TU_CAPTURE(buf, len, rc, report_tree_write(t, fp, &u, min_pct));
@@ -181,12 +181,12 @@ START_TEST(test_tree_full)
 	 * short, and nothing exits. */
 	struct profile *p = tu_sample_profile();
 	struct report_tree *t = report_tree_new();
-	struct format_unit u;
+	struct numfmt_unit u;
 	char *buf = NULL;
 	size_t len = 0;
 	int rc;
 
-	format_unit_init(&u, p, 1);
+	numfmt_unit_init(&u, p, 1);
 	ck_assert_int_eq(report_tree_add(t, p, 1, 0, 1.0), 0);
 	t->full = 1;
 	errno = 0;

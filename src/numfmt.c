@@ -1,6 +1,6 @@
 /*
- * format.c: numbers, values and percentages as rperf prints them (see
- * format.h).
+ * numfmt.c: numbers, values and percentages as rperf prints them (see
+ * numfmt.h).
  *
  * Everything goes through one digit grouper, which takes decimal text as
  * printf wrote it, so integers, doubles and values share one notion of
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "format.h"
+#include "numfmt.h"
 
 /* SIGN, then the decimal text DIGITS with a ',' between each group of
  * three digits of its integer part (the part before any '.'), into BUF. */
@@ -49,7 +49,7 @@ format_abs(int64_t v)
 /* Magnitude M in U with SIGN ("-", "+" or "") in front, into BUF: a
  * magnitude, so that a difference of two int64_t values prints exactly. */
 static char *
-format_mag(char *buf, size_t len, const struct format_unit *u, uint64_t m,
+format_mag(char *buf, size_t len, const struct numfmt_unit *u, uint64_t m,
     const char *sign)
 {
 	char digits[48];
@@ -73,7 +73,7 @@ format_mag(char *buf, size_t len, const struct format_unit *u, uint64_t m,
 
 /* The unit of value VI of P. */
 void
-format_unit_init(struct format_unit *u, const struct profile *p, size_t vi)
+numfmt_unit_init(struct numfmt_unit *u, const struct profile *p, size_t vi)
 {
 	const char *unit = vi < p->nvalue_types ?
 	    profile_str(p, p->value_types[vi].unit) : "";
@@ -89,16 +89,16 @@ format_unit_init(struct format_unit *u, const struct profile *p, size_t vi)
 
 /* V with thousands separators. */
 char *
-format_int(char *buf, size_t len, int64_t v)
+numfmt_int(char *buf, size_t len, int64_t v)
 {
-	static const struct format_unit count = { 0, "" };
+	static const struct numfmt_unit count = { 0, "" };
 
 	return format_mag(buf, len, &count, format_abs(v), v < 0 ? "-" : "");
 }
 
 /* X with DECIMALS decimals and thousands separators. */
 char *
-format_double(char *buf, size_t len, double x, int decimals)
+numfmt_double(char *buf, size_t len, double x, int decimals)
 {
 	char digits[64];
 
@@ -108,14 +108,14 @@ format_double(char *buf, size_t len, double x, int decimals)
 
 /* V in U. */
 char *
-format_value(char *buf, size_t len, const struct format_unit *u, int64_t v)
+numfmt_value(char *buf, size_t len, const struct numfmt_unit *u, int64_t v)
 {
 	return format_mag(buf, len, u, format_abs(v), v < 0 ? "-" : "");
 }
 
 /* V in U with its sign. */
 char *
-format_delta(char *buf, size_t len, const struct format_unit *u, int64_t v)
+numfmt_delta(char *buf, size_t len, const struct numfmt_unit *u, int64_t v)
 {
 	return format_mag(buf, len, u, format_abs(v), v < 0 ? "-" :
 	    v > 0 ? "+" : "");
@@ -123,7 +123,7 @@ format_delta(char *buf, size_t len, const struct format_unit *u, int64_t v)
 
 /* |AFTER - BEFORE| as an unsigned magnitude. */
 uint64_t
-format_gap(int64_t before, int64_t after)
+numfmt_gap(int64_t before, int64_t after)
 {
 	/* Modulo 2^64 the unsigned difference is exact: it is below 2^64. */
 	return after >= before ? (uint64_t)after - (uint64_t)before :
@@ -132,16 +132,16 @@ format_gap(int64_t before, int64_t after)
 
 /* AFTER - BEFORE in U with its sign. */
 char *
-format_change(char *buf, size_t len, const struct format_unit *u,
+numfmt_change(char *buf, size_t len, const struct numfmt_unit *u,
     int64_t before, int64_t after)
 {
-	return format_mag(buf, len, u, format_gap(before, after),
+	return format_mag(buf, len, u, numfmt_gap(before, after),
 	    after < before ? "-" : after > before ? "+" : "");
 }
 
 /* PART as a percentage of WHOLE. */
 char *
-format_pct(char *buf, size_t len, double part, double whole)
+numfmt_pct(char *buf, size_t len, double part, double whole)
 {
 	if (whole == 0)
 		snprintf(buf, len, "-");

@@ -1,5 +1,5 @@
 /*
- * format.h: how rperf prints numbers, the one place for it: integers and
+ * numfmt.h: how rperf prints numbers, the one place for it: integers and
  * decimals with thousands separators ("1,234,567", "1,234.50"), a
  * profile's values in their unit (nanoseconds as milliseconds with two
  * decimals, anything else as integers), signed changes exact even where
@@ -11,8 +11,8 @@
  * short rather than overrun) and returns it, so calls nest in printf's
  * arguments.
  */
-#ifndef RPERF_FORMAT_H
-#define RPERF_FORMAT_H
+#ifndef RPERF_NUMFMT_H
+#define RPERF_NUMFMT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -20,35 +20,35 @@
 #include "profile.h"
 
 /* How a profile's values print: nanoseconds as ms, others as integers. */
-struct format_unit {
+struct numfmt_unit {
 	int ms;
 	const char *suffix;	/* "ms", "" for counts, or the unit */
 };
 
 /* The unit of value VI of P ("" when VI is not one of P's values). */
-void format_unit_init(struct format_unit *u, const struct profile *p,
+void numfmt_unit_init(struct numfmt_unit *u, const struct profile *p,
     size_t vi);
 
 /* V with thousands separators ("-1,234"). */
-char *format_int(char *buf, size_t len, int64_t v);
+char *numfmt_int(char *buf, size_t len, int64_t v);
 /* X with DECIMALS decimals and thousands separators ("1,234.50"). */
-char *format_double(char *buf, size_t len, double x, int decimals);
+char *numfmt_double(char *buf, size_t len, double x, int decimals);
 
 /* V in U ("1,234.50" for ms, "1,234" otherwise). */
-char *format_value(char *buf, size_t len, const struct format_unit *u,
+char *numfmt_value(char *buf, size_t len, const struct numfmt_unit *u,
     int64_t v);
 /* V in U with its sign ("+1.50", "-3", "0"). */
-char *format_delta(char *buf, size_t len, const struct format_unit *u,
+char *numfmt_delta(char *buf, size_t len, const struct numfmt_unit *u,
     int64_t v);
 /* |AFTER - BEFORE|, exact even where the difference overflows int64_t. */
-uint64_t format_gap(int64_t before, int64_t after);
-/* AFTER - BEFORE in U like format_delta(), exact where the difference
+uint64_t numfmt_gap(int64_t before, int64_t after);
+/* AFTER - BEFORE in U like numfmt_delta(), exact where the difference
  * overflows int64_t. */
-char *format_change(char *buf, size_t len, const struct format_unit *u,
+char *numfmt_change(char *buf, size_t len, const struct numfmt_unit *u,
     int64_t before, int64_t after);
 
 /* PART as a percentage of WHOLE, one decimal ("12.3%"; "-" when WHOLE
  * is 0). */
-char *format_pct(char *buf, size_t len, double part, double whole);
+char *numfmt_pct(char *buf, size_t len, double part, double whole);
 
 #endif
