@@ -194,7 +194,7 @@ cmd_push_app_from_path(const char *path)
 static int
 cmd_push_sample_rate(const struct profile *p)
 {
-	const char *f = profile_comment_value(p, "frequency");
+	const char *f = profile_comment_value(p, PROFILE_COMMENT_FREQUENCY);
 	long v;
 
 	if (f != NULL && cmd_parse_long(f, 1, 1000000, &v) == 0)
@@ -218,7 +218,7 @@ cmd_push_from_profile(struct cmd_push *pc, const char *path,
 
 	if (p == NULL)
 		return -1;
-	mode = pc->mode ? pc->mode : profile_comment_value(p, "mode");
+	mode = pc->mode ? pc->mode : profile_comment_value(p, PROFILE_COMMENT_MODE);
 	if (mode == NULL)
 		mode = profile_str(p, p->period_type.type);
 	if (push_check_mode(mode, err, errlen) != 0) {

@@ -191,7 +191,6 @@ cmd_report_exec(int argc, char **argv)
 	struct cmd_report r;
 	struct format_opts fo;
 	char err[512];
-	char *note;
 	int rc;
 
 	memset(&r, 0, sizeof r);
@@ -220,10 +219,8 @@ cmd_report_exec(int argc, char **argv)
 		/* A converted profile says how it was cut down. */
 		if ((r.format->flags & FORMAT_PROFILE) &&
 		    report_filter_active(&r.filter)) {
-			note = xasprintf("filters: %s",
+			profile_add_meta(r.p, PROFILE_COMMENT_FILTERS, "%s",
 			    report_filter_describe(&r.filter));
-			profile_add_comment(r.p, note);
-			free(note);
 		}
 		memset(&fo, 0, sizeof fo);
 		fo.text = &r.topts;

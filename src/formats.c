@@ -184,7 +184,7 @@ static int
 formats_svg_write(const struct profile *p, FILE *fp, const struct format_opts *o)
 {
 	struct flamegraph_opts fo;
-	const char *command = profile_comment_value(p, "command");
+	const char *command = profile_comment_value(p, PROFILE_COMMENT_COMMAND);
 	const char *source = o != NULL && o->source != NULL ? o->source : NULL;
 	char *title, *clean = command ? secret_scrub_command(command) : NULL;
 	int rc;

@@ -9,6 +9,7 @@
  * and no format knowledge here: readers and writers live in their own files.
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,6 +476,23 @@ profile_add_comment(struct profile *p, const char *comment)
 	xgrow(&v, &p->comments_cap, p->ncomments + 1, sizeof *p->comments);
 	p->comments = v;
 	p->comments[p->ncomments++] = id;
+}
+
+/* Append "KEY: VALUE". */
+void
+profile_add_meta(struct profile *p, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	char *value, *line;
+
+	va_start(ap, fmt);
+	if (vasprintf(&value, fmt, ap) < 0)
+		value = NULL;
+	va_end(ap);
+	line = xasprintf("%s: %s", key, value != NULL ? value : "");
+	free(value);
+	profile_add_comment(p, line);
+	free(line);
 }
 
 /* The value of COMMENT when its key is KEY, or NULL. */

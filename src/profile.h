@@ -171,6 +171,9 @@ int profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
 
 /* Append a comment line (copied). */
 void profile_add_comment(struct profile *p, const char *comment);
+/* Append the comment "KEY: VALUE", VALUE formatted from FMT. */
+void profile_add_meta(struct profile *p, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 /* The value of the first comment "key: value" with this key, or NULL. */
 const char *profile_comment_value(const struct profile *p, const char *key);
 /* The value of COMMENT when it is "KEY: value" (blanks after the colon

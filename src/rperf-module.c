@@ -161,7 +161,7 @@ static VALUE
 rperf_profile_to_hash(const struct profile *p, const struct sampler_stats *st)
 {
 	VALUE h = rb_hash_new(), samples = rb_ary_new_capa((long)p->nsamples);
-	const char *mode = profile_comment_value(p, "mode");
+	const char *mode = profile_comment_value(p, PROFILE_COMMENT_MODE);
 	size_t i, j;
 
 	rb_hash_aset(h, ID2SYM(rb_intern("mode")), ID2SYM(rb_intern(mode ? mode : "cpu")));

@@ -149,7 +149,6 @@ sampler_build(int delta)
 	struct profile *p = profile_new();
 	uint64_t *cache;
 	size_t i;
-	char buf[128];
 
 	profile_set_value_types(p, 2, tv, units);
 	p->period_type.type = profile_intern(p, mode);
@@ -197,17 +196,14 @@ sampler_build(int delta)
 
 	for (i = 0; i < sampler.ncomments; i++)
 		profile_add_comment(p, sampler.comments[i]);
-	snprintf(buf, sizeof buf, "mode: %s", mode);
-	profile_add_comment(p, buf);
-	snprintf(buf, sizeof buf, "frequency: %d", sampler.cfg.frequency);
-	profile_add_comment(p, buf);
-	snprintf(buf, sizeof buf, "samples: %llu", (unsigned long long)sampler.samples);
-	profile_add_comment(p, buf);
-	snprintf(buf, sizeof buf, "triggers: %llu",
+	profile_add_meta(p, PROFILE_COMMENT_MODE, "%s", mode);
+	profile_add_meta(p, PROFILE_COMMENT_FREQUENCY, "%d", sampler.cfg.frequency);
+	profile_add_meta(p, PROFILE_COMMENT_SAMPLES, "%llu",
+	    (unsigned long long)sampler.samples);
+	profile_add_meta(p, PROFILE_COMMENT_TRIGGERS, "%llu",
 	    (unsigned long long)atomic_load(&sampler.triggers));
-	profile_add_comment(p, buf);
-	snprintf(buf, sizeof buf, "threads: %llu", (unsigned long long)sampler.nthreads);
-	profile_add_comment(p, buf);
+	profile_add_meta(p, PROFILE_COMMENT_THREADS, "%llu",
+	    (unsigned long long)sampler.nthreads);
 	return p;
 }
 

@@ -130,13 +130,13 @@ sampler_running(void)
 	return sampler.started && !sampler.forked;
 }
 
-/* Add a comment line to every profile this sampler builds. */
+/* Add the comment "KEY: VALUE" to every profile this sampler builds. */
 void
-sampler_add_comment(const char *comment)
+sampler_add_comment(const char *key, const char *value)
 {
 	xgrow((void **)&sampler.comments, &sampler.comments_cap, sampler.ncomments + 1,
 	    sizeof *sampler.comments);
-	sampler.comments[sampler.ncomments++] = xstrdup(comment);
+	sampler.comments[sampler.ncomments++] = xasprintf("%s: %s", key, value);
 }
 
 /*

@@ -124,7 +124,8 @@ void sampler_profile_leave(void);
 int sampler_current_label_set(void);
 void sampler_set_label_set(int id);
 
-/* Add a comment line to every profile this sampler builds. */
-void sampler_add_comment(const char *comment);
+/* Add the comment "KEY: VALUE" (KEY one of PROFILE_COMMENT_*) to every
+ * profile this sampler builds. */
+void sampler_add_comment(const char *key, const char *value);
 
 #endif

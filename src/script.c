@@ -146,17 +146,9 @@ script_argv_release(struct script_argv *s)
 void
 script_add_comments(const struct script_argv *s)
 {
-	char *c;
-
-	c = xasprintf("rperf: %s", PACKAGE_VERSION);
-	sampler_add_comment(c);
-	free(c);
-	c = xasprintf("ruby: %s", vm_ruby_version());
-	sampler_add_comment(c);
-	free(c);
-	c = xasprintf("command: %s", s->command_line);
-	sampler_add_comment(c);
-	free(c);
+	sampler_add_comment(PROFILE_COMMENT_RPERF, PACKAGE_VERSION);
+	sampler_add_comment(PROFILE_COMMENT_RUBY, vm_ruby_version());
+	sampler_add_comment(PROFILE_COMMENT_COMMAND, s->command_line);
 }
 
 /* PATH made absolute against the current directory, "-" (standard

@@ -258,7 +258,7 @@ session_collect(const struct session *s, struct profile *out, double timeout_s,
 	int waited = 0;
 	struct dirent *d;
 	const char *ext;
-	char err[512], *c;
+	char err[512];
 	DIR *dir;
 	long pid;
 
@@ -303,17 +303,13 @@ session_collect(const struct session *s, struct profile *out, double timeout_s,
 			if (merged < maxpids)
 				pids[merged] = found[i];
 			merged++;
-			c = xasprintf("process: %ld", found[i]);
-			profile_add_comment(out, c);
-			free(c);
+			profile_add_meta(out, PROFILE_COMMENT_PROCESS, "%ld", found[i]);
 		}
 		profile_free(p);
 	}
 	for (i = 0; i < nmissing; i++) {
-		c = xasprintf("missing process: %ld (still running or killed before "
-		    "it could save its profile)", missing[i]);
-		profile_add_comment(out, c);
-		free(c);
+		profile_add_meta(out, PROFILE_COMMENT_MISSING_PROCESS, "%ld (still "
+		    "running or killed before it could save its profile)", missing[i]);
 		error_print("no profile from process %ld (still running or killed)",
 		    missing[i]);
 	}

@@ -126,6 +126,11 @@ START_TEST(test_comments)
 	ck_assert_str_eq(profile_comment_match("samples:", "samples"), "");
 	ck_assert_ptr_null(profile_comment_match("samples 12", "samples"));
 	ck_assert_ptr_null(profile_comment_match("sample: 12", "samples"));
+	/* What a writer adds with profile_add_meta, a reader finds. */
+	profile_add_meta(p, PROFILE_COMMENT_PROCESS, "%ld", 4242L);
+	ck_assert_str_eq(profile_comment_value(p, PROFILE_COMMENT_PROCESS), "4242");
+	ck_assert_str_eq(profile_str(p, p->comments[p->ncomments - 1]),
+	    "process: 4242");
 	profile_free(p);
 }
 END_TEST
