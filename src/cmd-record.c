@@ -109,15 +109,13 @@ static const struct cmd_option cmd_record_options[] = {
 
 /* Everything one "rperf record" run needs, in one place. */
 struct cmd_record {
-	struct sampler_config cfg;
+	struct script_run run;	/* the script, the sampler's settings */
 	const char *output;	/* as given, for messages */
 	char *output_path;	/* absolute: the script may chdir */
 	char *snapshot_base;	/* absolute OUTPUT of OUTPUT.PID.N */
 	const struct format *format;
 	int print;
 	int quiet;
-	struct script_argv script;
-	struct script_procs procs;
 	unsigned snapshots;	/* written on request so far */
 	/* --push */
 	struct push_config push_cfg;
@@ -126,24 +124,6 @@ struct cmd_record {
 	double push_interval;
 	struct push *push;
 };
-
-/* VM start hook: install the sampler before anything of the script loads. */
-static int
-cmd_record_vm_start(void *arg)
-{
-	struct cmd_record *r = arg;
-
-	return script_start("record", &r->cfg, &r->procs, &r->script);
-}
-
-/* VM ready hook: the script is about to run. */
-static void
-cmd_record_vm_ready(void *arg)
-{
-	struct cmd_record *r = arg;
-
-	script_procs_ready(&r->procs);
-}
 
 /* VM finish hook: stop sampling and save the profile. */
 static int
@@ -158,9 +138,9 @@ cmd_record_vm_finish(void *arg, int ran)
 	int rc = 0;
 
 	p = sampler_stop(&stats);
-	if (script_procs_child_done(&r->procs, p) || p == NULL || !ran) {
+	if (script_procs_child_done(&r->run.procs, p) || p == NULL || !ran) {
 		profile_free(p);
-		script_procs_release(&r->procs);
+		script_procs_release(&r->run.procs);
 		return 0;
 	}
 	if (r->push != NULL) {
@@ -169,8 +149,8 @@ cmd_record_vm_finish(void *arg, int ran)
 			rc = -1;
 		r->push = NULL;
 	}
-	script_procs_merge(&r->procs, &p, r->procs.child_timeout, NULL, 0);
-	script_procs_release(&r->procs);
+	script_procs_merge(&r->run.procs, &p, r->run.procs.child_timeout, NULL, 0);
+	script_procs_release(&r->run.procs);
 	text_opts_init(&topts);
 	fo.text = &topts;
 	if (r->print) {
@@ -197,7 +177,7 @@ cmd_record_push_interval(const struct profile *p, void *arg)
 {
 	struct cmd_record *r = arg;
 
-	if (r->push != NULL && getpid() == r->procs.root)
+	if (r->push != NULL && getpid() == r->run.procs.root)
 		push_enqueue(r->push, p, p->time_nanos, p->time_nanos + p->duration_nanos);
 }
 
@@ -270,12 +250,12 @@ cmd_record_save_now(void *arg)
 
 	if (p == NULL)
 		return;
-	if (script_procs_child_done(&r->procs, p)) {
+	if (script_procs_child_done(&r->run.procs, p)) {
 		profile_free(p);
 		return;
 	}
-	script_procs_merge(&r->procs, &p, 0, NULL, 0);
-	script_procs_release(&r->procs);
+	script_procs_merge(&r->run.procs, &p, 0, NULL, 0);
+	script_procs_release(&r->run.procs);
 	if (profile_write_file_as(p, r->print ? "-" : r->output_path, r->output,
 	    r->print ? &format_text : r->format, NULL, err, sizeof err) != 0)
 		error_print("%s", err);
@@ -297,7 +277,7 @@ cmd_record_parse_options(struct cmd_record *r, int argc, char **argv)
 
 	cmd_getopt_init(&g, e);
 	while ((c = script_getopt(&g, argc, argv)) != -1) {
-		if (script_sampler_option(e, c, optarg, &r->cfg))
+		if (script_sampler_option(e, c, optarg, &r->run.cfg))
 			continue;
 		switch (c) {
 		case CMD_RECORD_OPT_PUSH:
@@ -340,18 +320,18 @@ cmd_record_parse_options(struct cmd_record *r, int argc, char **argv)
 			r->push_cfg.insecure = 1;
 			break;
 		case CMD_RECORD_OPT_NO_INHERIT:
-			r->procs.inherit = 0;
+			r->run.procs.inherit = 0;
 			break;
 		case CMD_RECORD_OPT_CHILD_TIMEOUT:
 			if (script_parse_seconds(optarg, 3600, &secs) != 0)
 				cmd_usage_error(e, "invalid --child-timeout '%s' (expected seconds)", optarg);
-			r->procs.child_timeout = secs;
+			r->run.procs.child_timeout = secs;
 			break;
 		case CMD_RECORD_OPT_CONTROL_SIGNAL:
 			if (strcmp(optarg, "false") == 0 || strcmp(optarg, "0") == 0)
-				r->cfg.control_signal = 0;
+				r->run.cfg.control_signal = 0;
 			else if (cmd_parse_long(optarg, SIGRTMIN, SIGRTMAX, &v) == 0)
-				r->cfg.control_signal = (int)v;
+				r->run.cfg.control_signal = (int)v;
 			else
 				cmd_usage_error(e, "invalid control signal '%s' (expected %d to %d, or false)",
 				    optarg, SIGRTMIN, SIGRTMAX);
@@ -363,9 +343,9 @@ cmd_record_parse_options(struct cmd_record *r, int argc, char **argv)
 				cmd_usage_error(e, "invalid --%s '%s' (expected seconds)",
 				    c == CMD_RECORD_OPT_DELAY ? "delay" : "duration", optarg);
 			if (c == CMD_RECORD_OPT_DELAY)
-				r->cfg.delay_ns = (int64_t)(secs * 1e9);
+				r->run.cfg.delay_ns = (int64_t)(secs * 1e9);
 			else
-				r->cfg.duration_ns = (int64_t)(secs * 1e9);
+				r->run.cfg.duration_ns = (int64_t)(secs * 1e9);
 			break;
 		case 'o':
 			r->output = optarg;
@@ -377,13 +357,13 @@ cmd_record_parse_options(struct cmd_record *r, int argc, char **argv)
 			r->print = 1;
 			break;
 		case CMD_RECORD_OPT_LINES:
-			r->cfg.lines = 1;
+			r->run.cfg.lines = 1;
 			break;
 		case CMD_RECORD_OPT_NO_AGGREGATE:
-			r->cfg.aggregate = 0;
+			r->run.cfg.aggregate = 0;
 			break;
 		case CMD_RECORD_OPT_DEFER:
-			r->cfg.defer = 1;
+			r->run.cfg.defer = 1;
 			break;
 		case 'q':
 			r->quiet = 1;
@@ -399,29 +379,28 @@ cmd_record_exec(int argc, char **argv)
 {
 	const struct cmd_entry *e = &cmd_record_entry;
 	struct cmd_record r;
-	struct vm_hooks hooks;
 	int status;
 
 	memset(&r, 0, sizeof r);
-	script_sampler_defaults(&r.cfg, SAMPLER_CPU);
+	script_sampler_defaults(&r.run.cfg, SAMPLER_CPU);
 	r.output = "rperf.data";
-	r.procs.inherit = 1;
-	r.procs.child_timeout = CMD_CHILD_TIMEOUT;
-	r.procs.save_now = cmd_record_save_now;
-	r.procs.arg = &r;
-	r.cfg.control_signal = SIGRTMIN + CMD_CONTROL_SIGNAL_OFFSET;
-	r.cfg.snapshot_fn = cmd_record_snapshot;
-	r.cfg.snapshot_arg = &r;
+	r.run.procs.inherit = 1;
+	r.run.procs.child_timeout = CMD_CHILD_TIMEOUT;
+	r.run.procs.save_now = cmd_record_save_now;
+	r.run.procs.arg = &r;
+	r.run.cfg.control_signal = SIGRTMIN + CMD_CONTROL_SIGNAL_OFFSET;
+	r.run.cfg.snapshot_fn = cmd_record_snapshot;
+	r.run.cfg.snapshot_arg = &r;
 	r.push_interval = 10;
 	cmd_record_parse_options(&r, argc, argv);
-	if (r.cfg.defer && (r.cfg.delay_ns > 0 || r.cfg.duration_ns > 0))
+	if (r.run.cfg.defer && (r.run.cfg.delay_ns > 0 || r.run.cfg.duration_ns > 0))
 		cmd_usage_error(e, "--defer cannot be combined with --delay or --duration");
 	if (r.push_cfg.url == NULL && (r.push_cfg.app_name || r.push_cfg.ntags ||
 	    r.push_cfg.nheaders || r.push_cfg.tenant || r.push_cfg.insecure ||
 	    r.push_cfg.spool_dir || r.push_cfg.spool_max))
 		cmd_usage_error(e, "--app-name, --tag, --push-header, --tenant, --spool, "
 		    "--spool-max and --insecure go with --push URL");
-	script_argv_init(&r.script, e, argc, argv);
+	script_argv_init(&r.run.script, e, argc, argv);
 	if (r.format == NULL)
 		r.format = format_by_path(r.output, FORMAT_RECORD);
 	if (r.format == NULL)
@@ -437,32 +416,30 @@ cmd_record_exec(int argc, char **argv)
 		char err[512], *app = NULL;
 
 		if (r.push_cfg.app_name == NULL)
-			r.push_cfg.app_name = app = cmd_record_app_name(&r.script);
-		r.push_cfg.mode = r.cfg.mode == SAMPLER_WALL ? "wall" : "cpu";
+			r.push_cfg.app_name = app = cmd_record_app_name(&r.run.script);
+		r.push_cfg.mode = r.run.cfg.mode == SAMPLER_WALL ? "wall" : "cpu";
 		r.push_cfg.tags = r.tags;
 		r.push_cfg.headers = r.headers;
 		r.push_cfg.token = getenv("RPERF_PUSH_TOKEN");
 		if (r.push_cfg.token != NULL && *r.push_cfg.token == '\0')
 			r.push_cfg.token = NULL;	/* as rperf push takes it */
-		r.push_cfg.sample_rate = r.cfg.frequency;
+		r.push_cfg.sample_rate = r.run.cfg.frequency;
 		r.push_cfg.quiet = r.quiet;
 		r.push = push_start(&r.push_cfg, err, sizeof err);
 		free(app);
 		r.push_cfg.app_name = NULL;
 		if (r.push == NULL)
 			cmd_usage_error(e, "%s", err);
-		r.cfg.interval_ns = (int64_t)(r.push_interval * 1e9);
-		r.cfg.interval_fn = cmd_record_push_interval;
-		r.cfg.interval_arg = &r;
+		r.run.cfg.interval_ns = (int64_t)(r.push_interval * 1e9);
+		r.run.cfg.interval_fn = cmd_record_push_interval;
+		r.run.cfg.interval_arg = &r;
 	}
-	hooks.start = cmd_record_vm_start;
-	hooks.ready = cmd_record_vm_ready;
-	hooks.finish = cmd_record_vm_finish;
-	hooks.arg = &r;
-	status = vm_run(r.script.argc, r.script.argv, &hooks);
-	if (r.push != NULL && getpid() == r.procs.root)
+	r.run.finish = cmd_record_vm_finish;
+	r.run.arg = &r;
+	status = script_run(&r.run);
+	if (r.push != NULL && getpid() == r.run.procs.root)
 		push_finish(r.push);	/* the VM never got to run the script */
-	script_argv_release(&r.script);
+	script_argv_release(&r.run.script);
 	free(r.output_path);
 	free(r.snapshot_base);
 	free(r.tags);

@@ -116,21 +116,19 @@ struct cmd_stat_run {
 
 /* Everything one "rperf stat" needs, in one place. */
 struct cmd_stat {
-	struct sampler_config cfg;
+	struct script_run run;	/* the script, the sampler's settings */
 	const char *output;	/* as given, for messages */
 	char *output_path;	/* absolute: the script may chdir */
 	int report;
 	size_t top;
 	int json;
 	long repeat;
-	struct script_argv script;
-	struct script_procs procs;
 	long pids[64];		/* forked children merged */
 	size_t npids;
 	int64_t start_ns;	/* CLOCK_MONOTONIC when the run began */
 	int figures_fd;		/* a child of -r: where its figures go */
 	int save;		/* save the profile (-o, on the last run) */
-	struct cmd_stat_run run;	/* this process's run */
+	struct cmd_stat_run figs;	/* this process's figures */
 	int ran;		/* the finish hook saw the script run */
 };
 
@@ -155,12 +153,12 @@ static void
 cmd_stat_collect(struct cmd_stat *st, const struct profile *p, const struct sampler_stats *ss,
     int64_t build_ns)
 {
-	double *v = st->run.v;
+	double *v = st->figs.v;
 	struct vm_gc_counters gc;
 	struct rusage ru;
 	size_t i;
 
-	memset(&st->run, 0, sizeof st->run);
+	memset(&st->figs, 0, sizeof st->figs);
 	for (i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
 
@@ -196,7 +194,7 @@ cmd_stat_collect(struct cmd_stat *st, const struct profile *p, const struct samp
 	if (v[F_REAL] > 0)
 		v[F_OVERHEAD] = (ss->job_ns + ss->worker_cpu_ns + build_ns) / 1e6 /
 		    v[F_REAL] * 100;
-	st->run.valid = 1;
+	st->figs.valid = 1;
 }
 
 /* The mean and standard deviation of figure F over RUNS. */
@@ -225,7 +223,7 @@ static void
 cmd_stat_print_text(const struct cmd_stat *st, const struct cmd_stat_run *runs, size_t n, FILE *fp)
 {
 	double mean[F_COUNT], sd[F_COUNT], profiled;
-	char num[64], *cmd = st->script.command_line;
+	char num[64], *cmd = st->run.script.command_line;
 	size_t k = 0, i;
 	int f, group = -1;
 
@@ -237,8 +235,8 @@ cmd_stat_print_text(const struct cmd_stat *st, const struct cmd_stat_run *runs, 
 	fprintf(fp, "\n Performance counter stats for '%s'", cmd);
 	if (k > 1)
 		fprintf(fp, " (%zu runs)", k);
-	fprintf(fp, " (%s mode, %d Hz):\n", st->cfg.mode == SAMPLER_WALL ? "wall" : "cpu",
-	    st->cfg.frequency);
+	fprintf(fp, " (%s mode, %d Hz):\n", st->run.cfg.mode == SAMPLER_WALL ? "wall" : "cpu",
+	    st->run.cfg.frequency);
 	for (f = 0; f < F_COUNT; f++) {
 		const struct cmd_stat_field *d = &cmd_stat_fields[f];
 		char pct[32] = "", dev[32] = "";
@@ -282,9 +280,9 @@ cmd_stat_print_json(const struct cmd_stat *st, const struct cmd_stat_run *runs, 
 	for (i = 0; i < n; i++)
 		k += runs[i].valid;
 	fprintf(fp, "{\"command\":");
-	json_write_string(fp, st->script.command_line, 0);
+	json_write_string(fp, st->run.script.command_line, 0);
 	fprintf(fp, ",\"mode\":\"%s\",\"frequency_hz\":%d,\"runs\":%zu,\"exit_status\":%d",
-	    st->cfg.mode == SAMPLER_WALL ? "wall" : "cpu", st->cfg.frequency, k, status);
+	    st->run.cfg.mode == SAMPLER_WALL ? "wall" : "cpu", st->run.cfg.frequency, k, status);
 	for (f = 0; f < F_COUNT; f++) {
 		cmd_stat_mean(runs, n, f, &mean, &sd);
 		fprintf(fp, ",\"%s\":%.6g", cmd_stat_fields[f].key, mean);
@@ -292,24 +290,6 @@ cmd_stat_print_json(const struct cmd_stat *st, const struct cmd_stat_run *runs, 
 			fprintf(fp, ",\"%s_stddev\":%.6g", cmd_stat_fields[f].key, sd);
 	}
 	fprintf(fp, "}\n");
-}
-
-/* VM start hook: install the sampler. */
-static int
-cmd_stat_vm_start(void *arg)
-{
-	struct cmd_stat *st = arg;
-
-	return script_start("stat", &st->cfg, &st->procs, &st->script);
-}
-
-/* VM ready hook: the script is about to run. */
-static void
-cmd_stat_vm_ready(void *arg)
-{
-	struct cmd_stat *st = arg;
-
-	script_procs_ready(&st->procs);
 }
 
 /* VM finish hook: stop, gather the figures, save and print them. */
@@ -324,14 +304,14 @@ cmd_stat_vm_finish(void *arg, int ran)
 	int rc = 0;
 
 	p = sampler_stop(&ss);
-	if (script_procs_child_done(&st->procs, p) || p == NULL || !ran) {
+	if (script_procs_child_done(&st->run.procs, p) || p == NULL || !ran) {
 		profile_free(p);
-		script_procs_release(&st->procs);
+		script_procs_release(&st->run.procs);
 		return 0;
 	}
-	st->npids = script_procs_merge(&st->procs, &p, st->procs.child_timeout, st->pids,
+	st->npids = script_procs_merge(&st->run.procs, &p, st->run.procs.child_timeout, st->pids,
 	    sizeof st->pids / sizeof st->pids[0]);
-	script_procs_release(&st->procs);
+	script_procs_release(&st->run.procs);
 	cmd_stat_collect(st, p, &ss, util_mono_ns() - t0);
 	st->ran = 1;
 	if (st->save && profile_write_file_as(p, st->output_path, st->output,
@@ -341,13 +321,13 @@ cmd_stat_vm_finish(void *arg, int ran)
 		rc = error_print("%s", err);
 	}
 	if (st->figures_fd >= 0) {
-		util_write_all(st->figures_fd, &st->run, sizeof st->run);
+		util_write_all(st->figures_fd, &st->figs, sizeof st->figs);
 	} else {
 		fflush(stdout);
 		if (st->json)
-			cmd_stat_print_json(st, &st->run, 1, 0, stderr);
+			cmd_stat_print_json(st, &st->figs, 1, 0, stderr);
 		else
-			cmd_stat_print_text(st, &st->run, 1, stderr);
+			cmd_stat_print_text(st, &st->figs, 1, stderr);
 	}
 	if (st->report && st->figures_fd < 0) {
 		struct text_opts topts;
@@ -364,14 +344,10 @@ cmd_stat_vm_finish(void *arg, int ran)
 static int
 cmd_stat_run_vm(struct cmd_stat *st)
 {
-	struct vm_hooks hooks;
-
 	st->start_ns = util_mono_ns();
-	hooks.start = cmd_stat_vm_start;
-	hooks.ready = cmd_stat_vm_ready;
-	hooks.finish = cmd_stat_vm_finish;
-	hooks.arg = st;
-	return vm_run(st->script.argc, st->script.argv, &hooks);
+	st->run.finish = cmd_stat_vm_finish;
+	st->run.arg = st;
+	return script_run(&st->run);
 }
 
 /* -r N: each run in a child; the mean and deviation at the end. */
@@ -441,7 +417,7 @@ cmd_stat_parse_options(struct cmd_stat *st, const struct cmd_entry *e, int argc,
 
 	cmd_getopt_init(&g, e);
 	while ((c = script_getopt(&g, argc, argv)) != -1) {
-		if (script_sampler_option(e, c, optarg, &st->cfg))
+		if (script_sampler_option(e, c, optarg, &st->run.cfg))
 			continue;
 		switch (c) {
 		case 'o':
@@ -476,14 +452,14 @@ cmd_stat_exec_common(const struct cmd_entry *e, int report, int argc, char **arg
 	int status;
 
 	memset(&st, 0, sizeof st);
-	script_sampler_defaults(&st.cfg, SAMPLER_WALL);
+	script_sampler_defaults(&st.run.cfg, SAMPLER_WALL);
 	st.report = report;
 	st.repeat = 1;
 	st.figures_fd = -1;
-	st.procs.inherit = 1;
-	st.procs.child_timeout = CMD_CHILD_TIMEOUT;
+	st.run.procs.inherit = 1;
+	st.run.procs.child_timeout = CMD_CHILD_TIMEOUT;
 	cmd_stat_parse_options(&st, e, argc, argv);
-	script_argv_init(&st.script, e, argc, argv);
+	script_argv_init(&st.run.script, e, argc, argv);
 	if (st.output != NULL && strcmp(st.output, "-") == 0)
 		cmd_usage_error(e, "the profile cannot go to stdout: it belongs to the script");
 	if (st.output != NULL)
@@ -494,7 +470,7 @@ cmd_stat_exec_common(const struct cmd_entry *e, int report, int argc, char **arg
 		st.save = st.output != NULL;
 		status = cmd_stat_run_vm(&st);
 	}
-	script_argv_release(&st.script);
+	script_argv_release(&st.run.script);
 	free(st.output_path);
 	return status;
 }

@@ -301,13 +301,13 @@ script_each_label(int id, sampler_label_add_fn *add, void *add_arg, void *arg)
 	rperf_module_each_label(id, add, add_arg);
 }
 
-/* The VM start hook of a script command: sampler, the Rperf module,
+/* The VM start hook of a script run: sampler, the Rperf module,
  * session, comments. */
-int
-script_start(const char *cmd, const struct sampler_config *cfg, struct script_procs *sp,
-    const struct script_argv *s)
+static int
+script_vm_start(void *arg)
 {
-	struct sampler_config c = *cfg;
+	struct script_run *r = arg;
+	struct sampler_config c = r->cfg;
 	char err[512];
 
 	c.label_fn = script_each_label;
@@ -317,7 +317,39 @@ script_start(const char *cmd, const struct sampler_config *cfg, struct script_pr
 		return -1;
 	}
 	rperf_module_define();
-	script_procs_start(sp);
-	script_add_comments(s);
+	script_procs_start(&r->procs);
+	script_add_comments(&r->script);
 	return 0;
+}
+
+/* The VM ready hook of a script run: the script is about to run. */
+static void
+script_vm_ready(void *arg)
+{
+	struct script_run *r = arg;
+
+	script_procs_ready(&r->procs);
+}
+
+/* The VM finish hook of a script run: the command's own. */
+static int
+script_vm_finish(void *arg, int ran)
+{
+	struct script_run *r = arg;
+
+	return r->finish(r->arg, ran);
+}
+
+/* Run R's script under the VM with the sampler's hooks. */
+int
+script_run(struct script_run *r)
+{
+	struct vm_hooks hooks;
+
+	memset(&hooks, 0, sizeof hooks);
+	hooks.start = script_vm_start;
+	hooks.ready = script_vm_ready;
+	hooks.finish = script_vm_finish;
+	hooks.arg = r;
+	return vm_run(r->script.argc, r->script.argv, &hooks);
 }

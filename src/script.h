@@ -98,10 +98,25 @@ size_t script_procs_merge(struct script_procs *sp, struct profile **p, double ti
 /* In the root: remove the session. */
 void script_procs_release(struct script_procs *sp);
 
-/* The VM start hook of command CMD: start the sampler with CFG (its
- * labels taken from the Rperf module), define the module, start the
- * session of SP and add the comments of S.  0, or -1 after a message. */
-int script_start(const char *cmd, const struct sampler_config *cfg,
-    struct script_procs *sp, const struct script_argv *s);
+/* One profiled run of a script, as record and stat make it. */
+struct script_run {
+	struct sampler_config cfg;
+	struct script_procs procs;
+	struct script_argv script;
+	/* The command's own end of the run (see vm_hooks.finish): stop
+	 * the sampler, save or print; ARG is its state. */
+	int (*finish)(void *arg, int ran);
+	void *arg;
+};
+
+/*
+ * Run R's script in the VM, as ruby would: before its first line the
+ * sampler starts with R->cfg (its labels taken from the Rperf module),
+ * the module is defined, the session of R->procs starts and every
+ * profile gets the comments of R->script; right before it runs, the
+ * fork and exec hooks; after its end, R->finish.  Returns the exit
+ * status the script's process should have.
+ */
+int script_run(struct script_run *r);
 
 #endif
