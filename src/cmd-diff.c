@@ -94,7 +94,6 @@ cmd_diff_parse(struct cmd_diff *c, int argc, char **argv)
 	const struct cmd_entry *e = &cmd_diff_entry;
 	struct cmd_getopt g;
 	int opt;
-	long v;
 
 	cmd_getopt_init(&g, e);
 	while ((opt = cmd_getopt(&g, argc, argv)) != -1) {
@@ -108,9 +107,7 @@ cmd_diff_parse(struct cmd_diff *c, int argc, char **argv)
 			c->format = cmd_parse_format(e, optarg, FORMAT_DIFF);
 			break;
 		case CMD_DIFF_OPT_TOP:
-			if (cmd_parse_long(optarg, 1, 1000000, &v) != 0)
-				cmd_usage_error(e, "invalid --top '%s' (expected a number from 1)", optarg);
-			c->top = (size_t)v;
+			c->top = cmd_parse_top(e, optarg);
 			break;
 		case CMD_DIFF_OPT_NORMALIZE:
 			c->normalize = 1;

@@ -137,12 +137,8 @@ cmd_record_vm_finish(void *arg, int ran)
 	char err[512];
 	int rc = 0;
 
-	p = sampler_stop(&stats);
-	if (script_procs_child_done(&r->run.procs, p) || p == NULL || !ran) {
-		profile_free(p);
-		script_procs_release(&r->run.procs);
+	if ((p = script_run_stop(&r->run, &stats, ran)) == NULL)
 		return 0;
-	}
 	if (r->push != NULL) {
 		/* The last interval went out with sampler_stop. */
 		if (push_finish(r->push) != 0)

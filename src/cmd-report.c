@@ -128,7 +128,6 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 	const struct cmd_entry *e = &cmd_report_entry;
 	struct cmd_getopt g;
 	char *end;
-	long v;
 	int c;
 
 	cmd_getopt_init(&g, e);
@@ -143,9 +142,7 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 			r->format = cmd_parse_format(e, optarg, FORMAT_CONVERT);
 			break;
 		case CMD_REPORT_OPT_TOP:
-			if (cmd_parse_long(optarg, 1, 1000000, &v) != 0)
-				cmd_usage_error(e, "invalid --top '%s' (expected a number from 1)", optarg);
-			r->topts.top = (size_t)v;
+			r->topts.top = cmd_parse_top(e, optarg);
 			break;
 		case CMD_REPORT_OPT_SORT:
 			if (strcmp(optarg, "flat") == 0)

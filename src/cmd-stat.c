@@ -303,12 +303,8 @@ cmd_stat_vm_finish(void *arg, int ran)
 	char err[512];
 	int rc = 0;
 
-	p = sampler_stop(&ss);
-	if (script_procs_child_done(&st->run.procs, p) || p == NULL || !ran) {
-		profile_free(p);
-		script_procs_release(&st->run.procs);
+	if ((p = script_run_stop(&st->run, &ss, ran)) == NULL)
 		return 0;
-	}
 	st->npids = script_procs_merge(&st->run.procs, &p, st->run.procs.child_timeout, st->pids,
 	    sizeof st->pids / sizeof st->pids[0]);
 	script_procs_release(&st->run.procs);
@@ -427,9 +423,7 @@ cmd_stat_parse_options(struct cmd_stat *st, const struct cmd_entry *e, int argc,
 			st->report = 1;
 			break;
 		case CMD_STAT_OPT_TOP:
-			if (cmd_parse_long(optarg, 1, 1000000, &v) != 0)
-				cmd_usage_error(e, "invalid --top '%s' (expected a number from 1)", optarg);
-			st->top = (size_t)v;
+			st->top = cmd_parse_top(e, optarg);
 			break;
 		case CMD_STAT_OPT_JSON:
 			st->json = 1;

@@ -289,6 +289,17 @@ cmd_parse_format(const struct cmd_entry *e, const char *arg, unsigned need)
 	return f;
 }
 
+/* The --top N of the reports, or a usage error. */
+size_t
+cmd_parse_top(const struct cmd_entry *e, const char *arg)
+{
+	long v;
+
+	if (cmd_parse_long(arg, 1, 1000000, &v) != 0)
+		cmd_usage_error(e, "invalid --top '%s' (expected a number from 1)", arg);
+	return (size_t)v;
+}
+
 /* Parse a whole decimal number in [min, max]; -1 when ARG is not one. */
 int
 cmd_parse_long(const char *arg, long min, long max, long *out)

@@ -102,6 +102,8 @@ void cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
 
 /* Parse a whole decimal number in [min, max]; -1 when ARG is not one. */
 int cmd_parse_long(const char *arg, long min, long max, long *out);
+/* The --top N of the reports (rows in each table), or a usage error. */
+size_t cmd_parse_top(const struct cmd_entry *e, const char *arg);
 
 /*
  * The sample filters "rperf report" and "rperf diff" share (report.h),

@@ -64,17 +64,6 @@ error_print(const char *fmt, ...)
 	return -1;
 }
 
-/* Print one message that is no error. */
-void
-error_note(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	error_vprint(fmt, ap);
-	va_end(ap);
-}
-
 /* Print one message and exit with STATUS. */
 void
 error_die(int status, const char *fmt, ...)

@@ -27,8 +27,8 @@ const char *error_prefix(void);
 int error_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int error_vprint(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
-/* A message that is no error ("wrote 'x'"), the same way. */
-void error_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A message that is no error ("wrote 'x'"), printed the same way. */
+#define error_note(...) ((void)error_print(__VA_ARGS__))
 
 /* error_print(), then exit with STATUS. */
 void error_die(int status, const char *fmt, ...)

@@ -241,14 +241,14 @@ script_procs_start(struct script_procs *sp)
 void
 script_procs_ready(struct script_procs *sp)
 {
-	struct rperf_module_hooks h;
+	const struct rperf_module_hooks h = {
+		.before_fork = script_procs_before_fork,
+		.child = script_procs_child,
+		.parent = script_procs_parent,
+		.before_exec = script_procs_exec,
+		.arg = sp,
+	};
 
-	memset(&h, 0, sizeof h);
-	h.before_fork = script_procs_before_fork;
-	h.child = script_procs_child;
-	h.parent = script_procs_parent;
-	h.before_exec = script_procs_exec;
-	h.arg = sp;
 	rperf_module_set_hooks(&h);
 }
 
@@ -344,12 +344,26 @@ script_vm_finish(void *arg, int ran)
 int
 script_run(struct script_run *r)
 {
-	struct vm_hooks hooks;
+	const struct vm_hooks hooks = {
+		.start = script_vm_start,
+		.ready = script_vm_ready,
+		.finish = script_vm_finish,
+		.arg = r,
+	};
 
-	memset(&hooks, 0, sizeof hooks);
-	hooks.start = script_vm_start;
-	hooks.ready = script_vm_ready;
-	hooks.finish = script_vm_finish;
-	hooks.arg = r;
 	return vm_run(r->script.argc, r->script.argv, &hooks);
+}
+
+/* Stop sampling; the profile to save, or NULL. */
+struct profile *
+script_run_stop(struct script_run *r, struct sampler_stats *stats, int ran)
+{
+	struct profile *p = sampler_stop(stats);
+
+	if (script_procs_child_done(&r->procs, p) || p == NULL || !ran) {
+		profile_free(p);
+		script_procs_release(&r->procs);
+		return NULL;
+	}
+	return p;
 }

@@ -119,4 +119,11 @@ struct script_run {
  */
 int script_run(struct script_run *r);
 
+/* In R->finish: stop the sampler and return the profile the command is
+ * to save, or NULL when there is none to save here (the script never
+ * ran, or this is a profiled child, whose profile went to the root),
+ * the session then released. */
+struct profile *script_run_stop(struct script_run *r, struct sampler_stats *stats,
+    int ran);
+
 #endif
