@@ -30,7 +30,7 @@ test_expect_success 'every source file is named in it' '
 test_expect_success 'every src/ file it names exists' '
 	grep -o "src/[A-Za-z0-9_*.-]*\.[ch]" layout.txt | sort -u >named &&
 	while read -r f; do
-		case $f in *"*"*) continue ;; esac &&
+		case $f in *"*"* | *NAME*) continue ;; esac &&
 		test -f "$top/$f" || { echo "README.md names $f, which does not exist" >&2; false; } || return 1
 	done <named
 '
