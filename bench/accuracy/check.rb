@@ -2,7 +2,10 @@
 # inclusive time (cpu or wall) with the weight the profile gives it
 # (samples whose stack contains the method, each counted once), print a
 # line per method and the mean relative error; exit 1 when the mean
-# exceeds the target (2% cpu, 3% wall).
+# exceeds the target (2% cpu, 3% wall).  Methods measured by their
+# number of "calls" instead (same-cost bodies) are compared by share: a
+# method's share of those methods' profiled time against its share of
+# their calls.
 require "json"
 
 folded, measured_path, mode = ARGV
@@ -12,6 +15,21 @@ File.foreach(folded) do |line|
   stack, weight = line.rpartition(" ").values_at(0, 2)
   frames = stack.split(";").uniq
   frames.each { |f| incl[f] += Integer(weight) if measured.key?(f) }
+end
+
+by_calls = measured.select { |_, t| t.key?("calls") }
+unless by_calls.empty?
+  calls = by_calls.sum { |_, t| t["calls"] }
+  time = by_calls.sum { |name, _| incl[name] }
+  by_calls.keys.each { |name| measured.delete(name) }
+  errors = by_calls.sort.map do |name, t|
+    want = t["calls"].fdiv(calls)
+    got = time.zero? ? 0 : incl[name].fdiv(time)
+    err = (got - want).abs.fdiv(want)
+    printf("  %-22s calls %6.2f%%  profiled %6.2f%%  error %6.2f%%\n", name, want * 100, got * 100, err * 100)
+    err
+  end
+  printf("  mean error of the call shares %.2f%%\n", errors.sum / errors.size * 100)
 end
 
 errors = measured.sort.map do |name, t|
