@@ -5,8 +5,13 @@
  *
  * A profile write must never leave a half-written file where a good one
  * was, nor a stray temporary file: regular files are written beside the
- * target with mkstemp, checked at every step (write, flush, fsync, close)
- * and renamed over it only when all of that succeeded.  Reads trust
+ * target with mkstemp, checked at every step (write, flush, close) and
+ * renamed over it only when all of that succeeded.  Nothing is fsynced:
+ * the rename is what makes the file whole-or-untouched for every reader,
+ * and making it survive a power cut as well would cost each run a disk
+ * flush (milliseconds on a slow disk, at the end of every profiled run)
+ * for a file that a rerun makes again.  The uploader's spool files,
+ * which must outlive the run, are synced by push-spool.c.  Reads trust
  * neither the file size nor the content: both are capped and the parsers
  * validate everything.
  */
@@ -158,7 +163,7 @@ output_write_atomic(int dirfd, const char *name, const struct stat *old, int fla
 	errno = 0;
 	if (fn(fp, arg) != 0)
 		goto fail;
-	if (fflush(fp) != 0 || ferror(fp) || fsync(fileno(fp)) != 0)
+	if (fflush(fp) != 0 || ferror(fp))
 		goto fail;
 	if (fclose(fp) != 0) {
 		fp = NULL;
@@ -168,7 +173,6 @@ output_write_atomic(int dirfd, const char *name, const struct stat *old, int fla
 	if ((flags & OUTPUT_NOREPLACE) ? output_rename_noreplace(dirfd, tmp, name) != 0 :
 	    renameat(dirfd, tmp, dirfd, name) != 0)
 		goto fail;
-	fsync(dirfd);		/* so the rename survives a crash */
 	free(tmp);
 	return 0;
 

@@ -26,7 +26,7 @@ typedef int (*output_write_fn)(FILE *fp, void *arg);
 /*
  * Run FN into PATH ("-" is stdout), a file the user named: a regular file
  * is written to a new temporary file in the same directory (O_EXCL),
- * synced and renamed into place, so it is either complete or untouched; a
+ * flushed and renamed into place, so it is either complete or untouched; a
  * file replaced keeps its mode and, when we may, its owner.  An existing
  * special file (/dev/null, a FIFO) is written directly.  A symlink at the
  * last component is followed (the user named it), except one that another
