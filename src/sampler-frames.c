@@ -124,8 +124,10 @@ sampler_frames_is_iseq(VALUE frame)
  * whose method is a C method; so the Ruby frames (pc set) of the walk
  * must be, in order, the Ruby entries of FRAMES, with no more C entries
  * between two of them than there are C frames (pc unset) between; and
- * where an entry is an iseq, it must be the frame's.  Only control
- * frames, inside the VM stack, are read.
+ * where an entry is an iseq, it must be the frame's.  When there are as
+ * many frames as entries, each frame gave one, in order, so the entries
+ * need not be told apart.  Only control frames, inside the VM stack, are
+ * read.
  */
 int
 sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
@@ -154,6 +156,21 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
 	/* The frame at the very end is the VM's dummy: rb_profile_frames
 	 * stops before it, and so do we. */
 	end = (const struct sampler_frames_cfp *)hi - 1;
+	if (end - cfp == depth) {
+		/* Every frame was given (the common case: no C block, no
+		 * dummy frame), so frame j is entry j. */
+		for (; j < depth; j++, cfp++) {
+			if (cfp->pc == NULL) {
+				own[j] = 0;
+				continue;
+			}
+			if (cfp->iseq == 0 ||
+			    (sampler_frames_is_iseq(frames[j]) && frames[j] != cfp->iseq))
+				goto fail;
+			own[j] = cfp->iseq;
+		}
+		return 1;
+	}
 	for (; cfp < end; cfp++) {
 		if (cfp->pc == NULL) {
 			gap++;
