@@ -66,35 +66,49 @@ sampler_build_cstr(VALUE s)
 }
 
 /* What a frame id resolves to: its location and function (ids in the
- * profile, 0 until resolved) and whether it is a rescue or ensure clause. */
+ * profile; 0 until resolved, and for a clause until it is named alone)
+ * and whether it is a rescue or ensure clause. */
 struct sampler_build_frame {
 	uint64_t location;
 	uint64_t function;
 	int clause;
+	int seen;
 };
 
-/* Frame ID's entry in CACHE, resolving the frame the first time. */
-static const struct sampler_build_frame *
-sampler_build_frame(struct profile *p, struct sampler_build_frame *cache, uint32_t id)
+/* Make frame ID's function and location in P, named NAME. */
+static void
+sampler_build_place(struct profile *p, struct sampler_build_frame *c, uint32_t id,
+    VALUE name)
 {
-	struct sampler_build_frame *c = &cache[id];
-	VALUE f, v;
-	char *name, *file;
+	VALUE f = sampler.frames.keys[id], v;
+	char *cname = sampler_build_cstr(name), *file;
 	int64_t first = 0;
 
-	if (c->location != 0)
-		return c;
-	f = sampler.frames.keys[id];
-	name = sampler_build_cstr(sampler_frames_name(f, sampler.frames.owns[id], &c->clause));
-	v = rb_profile_frame_path(f);
-	file = sampler_build_cstr(v);
+	file = sampler_build_cstr(rb_profile_frame_path(f));
 	v = rb_profile_frame_first_lineno(f);
 	if (FIXNUM_P(v))
 		first = FIX2LONG(v);
-	c->function = profile_function(p, name, name, file, first);
+	c->function = profile_function(p, cname, cname, file, first);
 	c->location = profile_location(p, c->function, sampler.frames.lines[id]);
-	free(name);
+	free(cname);
 	free(file);
+}
+
+/* Frame ID's entry in CACHE, resolving the frame the first time (a
+ * clause, which is named after another frame, is only classified). */
+static struct sampler_build_frame *
+sampler_build_frame(struct profile *p, struct sampler_build_frame *cache, uint32_t id)
+{
+	struct sampler_build_frame *c = &cache[id];
+	VALUE name;
+
+	if (c->seen)
+		return c;
+	c->seen = 1;
+	name = sampler_frames_name(sampler.frames.keys[id], sampler.frames.owns[id],
+	    &c->clause);
+	if (!c->clause)
+		sampler_build_place(p, c, id, name);
 	return c;
 }
 
@@ -109,23 +123,33 @@ static uint32_t
 sampler_build_locations(struct profile *p, struct sampler_build_frame *cache,
     const uint32_t *ids, uint32_t depth, uint64_t *locs)
 {
-	const struct sampler_build_frame *c, *up;
+	struct sampler_build_frame *c;
+	const struct sampler_build_frame *up;
 	uint32_t d, k, n = 0;
+	int clause;
 
 	for (d = 0; d < depth; d++) {
 		c = sampler_build_frame(p, cache, ids[d]);
-		locs[n++] = c->location;
-		if (!c->clause)
+		if (!c->clause) {
+			locs[n++] = c->location;
 			continue;
+		}
 		for (k = d + 1; k < depth; k++) {
 			up = sampler_build_frame(p, cache, ids[k]);
-			if (!up->clause) {
-				locs[n - 1] = profile_location(p, up->function,
-				    sampler.frames.lines[ids[d]]);
-				d = k;
+			if (!up->clause)
 				break;
-			}
 		}
+		if (k < depth) {
+			locs[n++] = profile_location(p, up->function,
+			    sampler.frames.lines[ids[d]]);
+			d = k;
+			continue;
+		}
+		/* No frame to run in (cannot be): the clause by itself. */
+		if (c->location == 0)
+			sampler_build_place(p, c, ids[d], sampler_frames_name(
+			    sampler.frames.keys[ids[d]], sampler.frames.owns[ids[d]], &clause));
+		locs[n++] = c->location;
 	}
 	return n;
 }
