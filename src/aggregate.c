@@ -31,25 +31,27 @@ agg_frames_rehash(struct agg_frames *ft)
 	ft->buckets = xcalloc(n, sizeof *ft->buckets);
 	ft->nbuckets = n;
 	for (i = 0; i < ft->count; i++) {
-		j = agg_hash_mix((uint32_t)ft->lines[i], ft->keys[i]) & (n - 1);
+		j = agg_hash_mix(agg_hash_mix((uint32_t)ft->lines[i], ft->keys[i]),
+		    ft->owns[i]) & (n - 1);
 		while (ft->buckets[j] != 0)
 			j = (j + 1) & (n - 1);
 		ft->buckets[j] = (uint32_t)i + 1;
 	}
 }
 
-/* The id of frame (KEY, LINE), added when new. */
+/* The id of frame (KEY, OWN, LINE), added when new. */
 uint32_t
-agg_frames_intern(struct agg_frames *ft, uintptr_t key, int line)
+agg_frames_intern(struct agg_frames *ft, uintptr_t key, uintptr_t own, int line)
 {
 	size_t j;
 	uint32_t id;
 
 	if ((ft->count + 1) * 2 > ft->nbuckets)
 		agg_frames_rehash(ft);
-	j = agg_hash_mix((uint32_t)line, key) & (ft->nbuckets - 1);
+	j = agg_hash_mix(agg_hash_mix((uint32_t)line, key), own) & (ft->nbuckets - 1);
 	while ((id = ft->buckets[j]) != 0) {
-		if (ft->keys[id - 1] == key && ft->lines[id - 1] == line)
+		if (ft->keys[id - 1] == key && ft->owns[id - 1] == own &&
+		    ft->lines[id - 1] == line)
 			return id - 1;
 		j = (j + 1) & (ft->nbuckets - 1);
 	}
@@ -57,10 +59,12 @@ agg_frames_intern(struct agg_frames *ft, uintptr_t key, int line)
 		size_t cap = ft->cap;
 
 		xgrow((void **)&ft->keys, &cap, ft->count + 1, sizeof *ft->keys);
+		ft->owns = xrealloc(ft->owns, cap * sizeof *ft->owns);
 		ft->lines = xrealloc(ft->lines, cap * sizeof *ft->lines);
 		ft->cap = cap;
 	}
 	ft->keys[ft->count] = key;
+	ft->owns[ft->count] = own;
 	ft->lines[ft->count] = line;
 	ft->buckets[j] = (uint32_t)++ft->count;
 	return (uint32_t)(ft->count - 1);
@@ -71,6 +75,7 @@ void
 agg_frames_release(struct agg_frames *ft)
 {
 	free(ft->keys);
+	free(ft->owns);
 	free(ft->lines);
 	free(ft->buckets);
 	memset(ft, 0, sizeof *ft);

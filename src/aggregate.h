@@ -3,7 +3,7 @@
  * without Ruby.  The frame table gives each distinct (frame, line) an id
  * in order of first sight; the stack table merges samples with the same
  * frame ids, thread, label set and VM state into one weight and count.
- * Frames are opaque words here (Ruby VALUEs in the sampler, which marks
+ * Frames are opaque pairs of words here (Ruby VALUEs in the sampler, which marks
  * them for the GC).  agg_split_gvl and the GC window hold the arithmetic
  * of billing a thread's time around a GVL release and across a GC: the
  * sampler reads the clocks and records the samples, these decide the
@@ -29,6 +29,8 @@ enum agg_state {
 
 struct agg_frames {
 	uintptr_t *keys;	/* keys[id] */
+	uintptr_t *owns;	/* owns[id]: a second word of the key (the
+				 * sampler's frame's own iseq), or 0 */
 	int *lines;		/* lines[id] */
 	size_t count, cap;
 	uint32_t *buckets;	/* id + 1; 0 is empty */
@@ -57,8 +59,8 @@ struct agg_stacks {
 	size_t nbuckets;
 };
 
-/* The id of frame (KEY, LINE), added when new. */
-uint32_t agg_frames_intern(struct agg_frames *ft, uintptr_t key, int line);
+/* The id of frame (KEY, OWN, LINE), added when new. */
+uint32_t agg_frames_intern(struct agg_frames *ft, uintptr_t key, uintptr_t own, int line);
 void agg_frames_release(struct agg_frames *ft);
 
 /* The index of the entry for this stack key, added (weight 0) when new. */

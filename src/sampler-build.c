@@ -65,30 +65,93 @@ sampler_build_cstr(VALUE s)
 	return xstrndup(RSTRING_PTR(s), RSTRING_LEN(s));
 }
 
-/* The location id of frame ID, resolving the frame the first time. */
-static uint64_t
-sampler_build_location(struct profile *p, uint64_t *cache, uint32_t id)
-{
-	VALUE f;
-	char *name, *file;
-	uint64_t fn;
-	int64_t first = 0;
-	VALUE v;
+/* What a frame id resolves to: its location and function (ids in the
+ * profile; 0 until resolved, and for a clause until it is named alone)
+ * and whether it is a rescue or ensure clause. */
+struct sampler_build_frame {
+	uint64_t location;
+	uint64_t function;
+	int clause;
+	int seen;
+};
 
-	if (cache[id] != 0)
-		return cache[id];
-	f = sampler.frames.keys[id];
-	name = sampler_build_cstr(rb_profile_frame_full_label(f));
-	v = rb_profile_frame_path(f);
-	file = sampler_build_cstr(v);
+/* Make frame ID's function and location in P, named NAME. */
+static void
+sampler_build_place(struct profile *p, struct sampler_build_frame *c, uint32_t id,
+    VALUE name)
+{
+	VALUE f = sampler.frames.keys[id], v;
+	char *cname = sampler_build_cstr(name), *file;
+	int64_t first = 0;
+
+	file = sampler_build_cstr(rb_profile_frame_path(f));
 	v = rb_profile_frame_first_lineno(f);
 	if (FIXNUM_P(v))
 		first = FIX2LONG(v);
-	fn = profile_function(p, name, name, file, first);
-	cache[id] = profile_location(p, fn, sampler.frames.lines[id]);
-	free(name);
+	c->function = profile_function(p, cname, cname, file, first);
+	c->location = profile_location(p, c->function, sampler.frames.lines[id]);
+	free(cname);
 	free(file);
-	return cache[id];
+}
+
+/* Frame ID's entry in CACHE, resolving the frame the first time (a
+ * clause, which is named after another frame, is only classified). */
+static struct sampler_build_frame *
+sampler_build_frame(struct profile *p, struct sampler_build_frame *cache, uint32_t id)
+{
+	struct sampler_build_frame *c = &cache[id];
+	VALUE name;
+
+	if (c->seen)
+		return c;
+	c->seen = 1;
+	name = sampler_frames_name(sampler.frames.keys[id], sampler.frames.owns[id],
+	    &c->clause);
+	if (!c->clause)
+		sampler_build_place(p, c, id, name);
+	return c;
+}
+
+/*
+ * The DEPTH frame ids IDS (leaf first) as locations in LOCS; their count.
+ * A rescue or ensure clause is named, as Ruby 3.4's backtrace names it,
+ * like the frame it runs in, at its own line, and that frame (with any
+ * clauses between) is left out: "Foo#run", not "rescue in Foo#run" above
+ * "Foo#run".
+ */
+static uint32_t
+sampler_build_locations(struct profile *p, struct sampler_build_frame *cache,
+    const uint32_t *ids, uint32_t depth, uint64_t *locs)
+{
+	struct sampler_build_frame *c;
+	const struct sampler_build_frame *up;
+	uint32_t d, k, n = 0;
+	int clause;
+
+	for (d = 0; d < depth; d++) {
+		c = sampler_build_frame(p, cache, ids[d]);
+		if (!c->clause) {
+			locs[n++] = c->location;
+			continue;
+		}
+		for (k = d + 1; k < depth; k++) {
+			up = sampler_build_frame(p, cache, ids[k]);
+			if (!up->clause)
+				break;
+		}
+		if (k < depth) {
+			locs[n++] = profile_location(p, up->function,
+			    sampler.frames.lines[ids[d]]);
+			d = k;
+			continue;
+		}
+		/* No frame to run in (cannot be): the clause by itself. */
+		if (c->location == 0)
+			sampler_build_place(p, c, ids[d], sampler_frames_name(
+			    sampler.frames.keys[ids[d]], sampler.frames.owns[ids[d]], &clause));
+		locs[n++] = c->location;
+	}
+	return n;
 }
 
 /* The name saved for thread SEQ, or NULL. */
@@ -106,17 +169,17 @@ sampler_build_thread_name(int seq)
 
 /* Add one sample of stack entry K with the given weight and count. */
 static void
-sampler_build_emit(struct profile *p, uint64_t *cache, struct sampler_build_labels *lc,
+sampler_build_emit(struct profile *p, struct sampler_build_frame *cache,
+    struct sampler_build_labels *lc,
     const struct agg_stack *e, int64_t count, int64_t weight, int64_t time_ns,
     int with_time)
 {
 	uint64_t locs[SAMPLER_MAX_DEPTH];
 	int64_t values[2];
 	const char *tname;
-	uint32_t d;
+	uint32_t n;
 
-	for (d = 0; d < e->depth; d++)
-		locs[d] = sampler_build_location(p, cache, sampler.stacks.ids[e->ids_off + d]);
+	n = sampler_build_locations(p, cache, sampler.stacks.ids + e->ids_off, e->depth, locs);
 	lc->n = 0;
 	sampler_build_num_label(lc, "thread", e->thread, NULL);
 	if ((tname = sampler_build_thread_name(e->thread)) != NULL)
@@ -130,7 +193,7 @@ sampler_build_emit(struct profile *p, uint64_t *cache, struct sampler_build_labe
 		sampler_build_num_label(lc, "timestamp", time_ns, "nanoseconds");
 	values[0] = count;
 	values[1] = weight;
-	profile_add_sample(p, locs, e->depth, values, lc->labels, lc->n);
+	profile_add_sample(p, locs, n, values, lc->labels, lc->n);
 }
 
 /*
@@ -147,7 +210,7 @@ sampler_build(int delta)
 	const char *tv[2] = { types[0], mode };
 	struct sampler_build_labels lc;
 	struct profile *p = profile_new();
-	uint64_t *cache;
+	struct sampler_build_frame *cache;
 	size_t i;
 
 	profile_set_value_types(p, 2, tv, units);

@@ -62,11 +62,13 @@ sampler_record(struct sampler_thread *td, int64_t weight, int state)
 		size_t cap = b->frames_cap;
 
 		xgrow((void **)&b->frames, &cap, b->nframes + td->depth, sizeof *b->frames);
+		b->owns = xrealloc(b->owns, cap * sizeof *b->owns);
 		b->lines = xrealloc(b->lines, cap * sizeof *b->lines);
 		b->frames_cap = cap;
 	}
 	if (td->depth > 0) {	/* the buffers may still be NULL */
 		memcpy(b->frames + b->nframes, td->stack, td->depth * sizeof(VALUE));
+		memcpy(b->owns + b->nframes, td->own, td->depth * sizeof(VALUE));
 		memcpy(b->lines + b->nframes, td->lines, td->depth * sizeof(int));
 	}
 	s = &b->samples[b->nsamples++];
@@ -105,6 +107,7 @@ sampler_capture(struct sampler_thread *td, int self)
 		depth = 0;
 	if (!sampler.cfg.lines)
 		memset(td->lines, 0, depth * sizeof(int));
+	sampler_frames_own(td->vm_thread, td->stack, depth, SAMPLER_MAX_DEPTH, td->own);
 	td->depth = depth;
 }
 

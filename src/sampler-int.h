@@ -4,7 +4,8 @@
  * `sampler`, is kept by sampler.c (start, stop, snapshots, control
  * jobs), sampler-timer.c (clocks, timer, worker),
  * sampler-hooks.c (the job and the VM hooks, billing), sampler-threads.c
- * (thread records, GC marking, fork) and sampler-build.c (the profile).
+ * (thread records, GC marking, fork), sampler-frames.c (each frame's own
+ * iseq and its name) and sampler-build.c (the profile).
  *
  * Who runs what:
  * - The timer (a POSIX timer whose real-time signal goes to the worker
@@ -74,6 +75,7 @@ struct sampler_buffer {
 	struct sampler_sample *samples;
 	size_t nsamples, samples_cap;
 	VALUE *frames;
+	VALUE *owns;		/* each frame's own iseq, or 0 */
 	int *lines;
 	size_t nframes, frames_cap;
 };
@@ -81,6 +83,7 @@ struct sampler_buffer {
 /* Per Ruby thread; lives in the thread's specific storage. */
 struct sampler_thread {
 	VALUE thread;
+	void *vm_thread;	/* the VM's record, if mirrored (sampler-frames.c) */
 	int seq;
 	clockid_t cpu_clock;	/* this thread's CPU clock, readable anywhere */
 	/* The fast reading of the same clock, on this thread only; its
@@ -98,6 +101,7 @@ struct sampler_thread {
 	 * and the time left at exit or stop). */
 	int depth;
 	VALUE stack[SAMPLER_MAX_DEPTH];
+	VALUE own[SAMPLER_MAX_DEPTH];	/* each frame's own iseq, or 0 */
 	int lines[SAMPLER_MAX_DEPTH];
 	struct sampler_thread *next;
 	struct sampler_thread **pprev;
@@ -254,6 +258,17 @@ void sampler_thread_free(struct sampler_thread *td);
 void sampler_save_live_names(void);
 /* Reset every thread's baseline to now (the timer is being armed). */
 void sampler_reset_baselines(void);
+
+/* sampler-frames.c: each frame's own iseq and the name Ruby gives it */
+/* The VM's record of THREAD, or NULL where its layout is not known. */
+void *sampler_frames_vm_thread(VALUE thread);
+/* Each of the DEPTH FRAMES' own iseq (0 for C frames) into OWN, read from
+ * VM_THREAD's control frames; 1, or 0 (OWN all 0) where they disagree. */
+int sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
+    VALUE *own);
+/* FRAME's name as Ruby 3.4's backtrace gives it, knowing its own iseq
+ * OWN (0: not known); *CLAUSE: a rescue or ensure clause. */
+VALUE sampler_frames_name(VALUE frame, VALUE own, int *clause);
 
 /* sampler-build.c: the profile, from the tables (with the GVL) */
 /* The whole run, or with DELTA what came since the last interval. */

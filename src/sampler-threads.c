@@ -1,8 +1,8 @@
 /*
  * sampler-threads.c: the sampler's record of each Ruby thread (kept in
  * the thread's specific storage, listed for stop and marking), the names
- * of threads that ended, the GC marking of every frame VALUE the sampler
- * holds, and what a fork does to all this.  Frames are held as raw
+ * of threads that ended, the GC marking of every frame VALUE (and own
+ * iseq) the sampler holds, and what a fork does to all this.  Frames are held as raw
  * VALUEs, so they must stay marked (and pinned) until the profile is
  * built; the mark function runs inside the GC and must never allocate.
  */
@@ -34,6 +34,7 @@ sampler_thread_create(VALUE thread)
 	struct sampler_thread *td = xcalloc(1, sizeof *td);
 
 	td->thread = thread;
+	td->vm_thread = sampler_frames_vm_thread(thread);
 	td->seq = ++sampler.next_seq;
 	if (pthread_getcpuclockid(pthread_self(), &td->cpu_clock) != 0)
 		td->cpu_clock = CLOCK_THREAD_CPUTIME_ID;
@@ -149,17 +150,25 @@ sampler_mark(void *ptr)
 		return;
 	pthread_mutex_lock(&sampler.table_mutex);
 	for (i = 0; i < 2; i++) {
-		if (sampler.buffers[i].nframes > 0)
-			rb_gc_mark_locations(sampler.buffers[i].frames,
-			    sampler.buffers[i].frames + sampler.buffers[i].nframes);
+		struct sampler_buffer *b = &sampler.buffers[i];
+
+		if (b->nframes > 0) {
+			rb_gc_mark_locations(b->frames, b->frames + b->nframes);
+			rb_gc_mark_locations(b->owns, b->owns + b->nframes);
+		}
 	}
-	if (sampler.frames.count > 0)
+	if (sampler.frames.count > 0) {
 		rb_gc_mark_locations((const VALUE *)sampler.frames.keys,
 		    (const VALUE *)sampler.frames.keys + sampler.frames.count);
+		rb_gc_mark_locations((const VALUE *)sampler.frames.owns,
+		    (const VALUE *)sampler.frames.owns + sampler.frames.count);
+	}
 	pthread_mutex_unlock(&sampler.table_mutex);
 	for (td = sampler.threads; td != NULL; td = td->next) {
-		if (td->depth > 0)
+		if (td->depth > 0) {
 			rb_gc_mark_locations(td->stack, td->stack + td->depth);
+			rb_gc_mark_locations(td->own, td->own + td->depth);
+		}
 	}
 }
 

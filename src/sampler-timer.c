@@ -135,7 +135,8 @@ sampler_aggregate(struct sampler_buffer *b)
 		pthread_mutex_lock(&sampler.table_mutex);
 		for (d = 0; d < s->depth; d++)
 			ids[d] = agg_frames_intern(&sampler.frames,
-			    b->frames[s->frame_off + d], b->lines[s->frame_off + d]);
+			    b->frames[s->frame_off + d], b->owns[s->frame_off + d],
+			    b->lines[s->frame_off + d]);
 		k = agg_stacks_add(&sampler.stacks, ids, (uint32_t)s->depth,
 		    s->thread_seq, s->label_set, s->state, s->weight);
 		if (!sampler.cfg.aggregate) {
@@ -356,6 +357,7 @@ sampler_tables_release(void)
 	for (i = 0; i < 2; i++) {
 		free(sampler.buffers[i].samples);
 		free(sampler.buffers[i].frames);
+		free(sampler.buffers[i].owns);
 		free(sampler.buffers[i].lines);
 	}
 	memset(sampler.buffers, 0, sizeof sampler.buffers);

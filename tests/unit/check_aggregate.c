@@ -14,14 +14,18 @@ START_TEST(test_frames_dedup)
 {
 	struct agg_frames ft = { 0 };
 
-	ck_assert_uint_eq(agg_frames_intern(&ft, 0x1000, 0), 0);
-	ck_assert_uint_eq(agg_frames_intern(&ft, 0x2000, 0), 1);
-	ck_assert_uint_eq(agg_frames_intern(&ft, 0x1000, 0), 0);
+	ck_assert_uint_eq(agg_frames_intern(&ft, 0x1000, 0, 0), 0);
+	ck_assert_uint_eq(agg_frames_intern(&ft, 0x2000, 0, 0), 1);
+	ck_assert_uint_eq(agg_frames_intern(&ft, 0x1000, 0, 0), 0);
 	/* The same frame at another line is another frame. */
-	ck_assert_uint_eq(agg_frames_intern(&ft, 0x1000, 7), 2);
-	ck_assert_uint_eq(agg_frames_intern(&ft, 0x1000, 7), 2);
-	ck_assert_uint_eq(ft.count, 3);
-	ck_assert(ft.keys[2] == 0x1000 && ft.lines[2] == 7);
+	ck_assert_uint_eq(agg_frames_intern(&ft, 0x1000, 0, 7), 2);
+	ck_assert_uint_eq(agg_frames_intern(&ft, 0x1000, 0, 7), 2);
+	/* So is the same frame with another own word (a block of it). */
+	ck_assert_uint_eq(agg_frames_intern(&ft, 0x1000, 0x3000, 7), 3);
+	ck_assert_uint_eq(agg_frames_intern(&ft, 0x1000, 0x3000, 7), 3);
+	ck_assert_uint_eq(ft.count, 4);
+	ck_assert(ft.keys[2] == 0x1000 && ft.lines[2] == 7 && ft.owns[2] == 0);
+	ck_assert(ft.keys[3] == 0x1000 && ft.owns[3] == 0x3000);
 	agg_frames_release(&ft);
 	ck_assert_uint_eq(ft.count, 0);
 }
@@ -34,9 +38,9 @@ START_TEST(test_frames_grow)
 
 	/* Enough keys to rehash many times; ids stay stable. */
 	for (k = 0; k < 100000; k++)
-		ck_assert_uint_eq(agg_frames_intern(&ft, (k + 1) * 40, 0), k);
+		ck_assert_uint_eq(agg_frames_intern(&ft, (k + 1) * 40, 0, 0), k);
 	for (k = 0; k < 100000; k += 997)
-		ck_assert_uint_eq(agg_frames_intern(&ft, (k + 1) * 40, 0), k);
+		ck_assert_uint_eq(agg_frames_intern(&ft, (k + 1) * 40, 0, 0), k);
 	ck_assert_uint_eq(ft.count, 100000);
 	ck_assert(ft.nbuckets >= 2 * ft.count);
 	agg_frames_release(&ft);

@@ -1,0 +1,272 @@
+/*
+ * sampler-frames.c: each Ruby frame's own instruction sequence, and the
+ * name Ruby's own backtrace gives the frame.  rb_profile_frames returns
+ * the method entry for every frame of a method, its blocks, rescue and
+ * ensure clauses alike, so a block reads like its method; the frame's
+ * own iseq, kept in the VM's control frame, is not in the public API.
+ *
+ * The job reads it from the control frames through a mirror of the few
+ * fields that are the same in Ruby 3.3 and 3.4 (the thread record's self
+ * and execution context; the context's VM stack, current frame and
+ * thread; each frame's pc and iseq), and never trusts the mirror: it
+ * reads only the thread record and, past the context's head, memory
+ * inside the thread's VM stack, and keeps what it read only if its walk,
+ * done by the rules of rb_profile_frames, finds the Ruby frames that
+ * rb_profile_frames just returned (see sampler_frames_own).  On any
+ * other Ruby, or when anything disagrees, the own iseqs are 0 and frames
+ * keep the names of rb_profile_frame_full_label.  The job's part
+ * allocates nothing and calls no Ruby method; the naming runs at build
+ * time, with the GVL.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include <ruby/version.h>
+
+#include "sampler-int.h"
+
+/* The layout mirrored is that of Ruby 3.3 and 3.4 (vm_core.h). */
+#if RUBY_API_VERSION_MAJOR == 3 && \
+    (RUBY_API_VERSION_MINOR == 3 || RUBY_API_VERSION_MINOR == 4)
+#define SAMPLER_FRAMES_MIRROR 1
+#else
+#define SAMPLER_FRAMES_MIRROR 0
+#endif
+
+/* rb_control_frame_t (without VM_DEBUG_BP_CHECK). */
+struct sampler_frames_cfp {
+	const VALUE *pc;
+	VALUE *sp;
+	VALUE iseq;
+	VALUE self;
+	const VALUE *ep;
+	const void *block_code;
+	void *jit_return;
+};
+
+/* The head of rb_execution_context_t. */
+struct sampler_frames_ec {
+	VALUE *vm_stack;
+	size_t vm_stack_size;	/* in VALUEs */
+	struct sampler_frames_cfp *cfp;
+	void *tag;
+	uint32_t interrupt_flag;
+	uint32_t interrupt_mask;
+	void *fiber_ptr;
+	void *thread_ptr;
+};
+
+/* The head of rb_thread_t. */
+struct sampler_frames_th {
+	void *lt_node[2];
+	VALUE self;
+	void *ractor;
+	void *vm;
+	void *nt;
+	struct sampler_frames_ec *ec;
+};
+
+/* imemo_iseq, an iseq's imemo type (internal/imemo.h). */
+#define SAMPLER_FRAMES_IMEMO_ISEQ	7
+#define SAMPLER_FRAMES_IMEMO_MASK	0x0f
+
+/* The VM's record of THREAD if this Ruby's layout is the one mirrored
+ * and THREAD's record agrees with it, else NULL. */
+void *
+sampler_frames_vm_thread(VALUE thread)
+{
+#if SAMPLER_FRAMES_MIRROR
+	const rb_data_type_t *type;
+	struct sampler_frames_th *th;
+
+	if (!RB_TYPE_P(thread, T_DATA) || !RTYPEDDATA_P(thread))
+		return NULL;
+	type = RTYPEDDATA_TYPE(thread);
+	if (type == NULL || type->wrap_struct_name == NULL ||
+	    strcmp(type->wrap_struct_name, "VM/thread") != 0)
+		return NULL;
+	th = RTYPEDDATA_DATA(thread);
+	if (th == NULL || th->self != thread)
+		return NULL;
+	return th;
+#else
+	(void)thread;
+	return NULL;
+#endif
+}
+
+#if SAMPLER_FRAMES_MIRROR
+/* Whether FRAME, an entry of rb_profile_frames, is a Ruby frame's (a
+ * method entry of a Ruby method, or an iseq), not a C method's. */
+static int
+sampler_frames_ruby(VALUE frame)
+{
+	return !NIL_P(rb_profile_frame_first_lineno(frame));
+}
+
+/* Whether FRAME, an entry of rb_profile_frames, is an iseq. */
+static int
+sampler_frames_is_iseq(VALUE frame)
+{
+	return RB_BUILTIN_TYPE(frame) == RUBY_T_IMEMO &&
+	    ((RBASIC(frame)->flags >> RUBY_FL_USHIFT) & SAMPLER_FRAMES_IMEMO_MASK) ==
+	    SAMPLER_FRAMES_IMEMO_ISEQ;
+}
+#endif
+
+/*
+ * Fill OWN[0..DEPTH) with the own iseq of each of the DEPTH frames that
+ * rb_profile_frames put in FRAMES (LIMIT asked for) for the thread whose
+ * VM record is VM_THREAD: a Ruby frame's iseq, 0 for a C frame.  1 if the
+ * control frames agree with FRAMES; else 0, with OWN all 0.
+ *
+ * rb_profile_frames gives every Ruby frame with a pc, and those C frames
+ * whose method is a C method; so the Ruby frames (pc set) of the walk
+ * must be, in order, the Ruby entries of FRAMES, with no more C entries
+ * between two of them than there are C frames (pc unset) between; and
+ * where an entry is an iseq, it must be the frame's.  When there are as
+ * many frames as entries, each frame gave one, in order, so the entries
+ * need not be told apart.  Only control frames, inside the VM stack, are
+ * read.
+ */
+int
+sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
+    VALUE *own)
+{
+#if SAMPLER_FRAMES_MIRROR
+	struct sampler_frames_th *th = vm_thread;
+	const struct sampler_frames_ec *ec;
+	const struct sampler_frames_cfp *cfp, *end;
+	const VALUE *lo, *hi;
+	int j = 0, gap = 0;
+
+	if (th == NULL || depth <= 0)
+		goto fail;
+	ec = th->ec;
+	if (ec == NULL || ec->thread_ptr != (void *)th)
+		goto fail;
+	lo = ec->vm_stack;
+	cfp = ec->cfp;
+	if (lo == NULL || ec->vm_stack_size == 0 || ec->vm_stack_size > (SIZE_MAX >> 4))
+		goto fail;
+	hi = lo + ec->vm_stack_size;
+	if ((const VALUE *)cfp < lo || (const VALUE *)cfp >= hi ||
+	    ((uintptr_t)hi - (uintptr_t)cfp) % sizeof *cfp != 0)
+		goto fail;
+	/* The frame at the very end is the VM's dummy: rb_profile_frames
+	 * stops before it, and so do we. */
+	end = (const struct sampler_frames_cfp *)hi - 1;
+	if (end - cfp == depth) {
+		/* Every frame was given (the common case: no C block, no
+		 * dummy frame), so frame j is entry j. */
+		for (; j < depth; j++, cfp++) {
+			if (cfp->pc == NULL) {
+				own[j] = 0;
+				continue;
+			}
+			if (cfp->iseq == 0 ||
+			    (sampler_frames_is_iseq(frames[j]) && frames[j] != cfp->iseq))
+				goto fail;
+			own[j] = cfp->iseq;
+		}
+		return 1;
+	}
+	for (; cfp < end; cfp++) {
+		if (cfp->pc == NULL) {
+			gap++;
+			continue;
+		}
+		while (j < depth && !sampler_frames_ruby(frames[j])) {
+			if (gap-- == 0)
+				goto fail;	/* more C entries than C frames */
+			own[j++] = 0;
+		}
+		if (j == depth) {
+			if (depth == limit)
+				break;	/* rb_profile_frames stopped here too */
+			goto fail;	/* a Ruby frame it did not give */
+		}
+		if (cfp->iseq == 0 ||
+		    (sampler_frames_is_iseq(frames[j]) && frames[j] != cfp->iseq))
+			goto fail;
+		own[j++] = cfp->iseq;
+		gap = 0;
+	}
+	while (j < depth && !sampler_frames_ruby(frames[j])) {
+		if (gap-- == 0)
+			goto fail;
+		own[j++] = 0;
+	}
+	if (j != depth)
+		goto fail;
+	return 1;
+fail:
+#else
+	(void)vm_thread;
+	(void)limit;
+#endif
+	if (depth > 0)
+		memset(own, 0, depth * sizeof *own);
+	return 0;
+}
+
+/* Whether STR begins with the C string PREFIX. */
+static int
+sampler_frames_prefixed(VALUE str, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	return RB_TYPE_P(str, T_STRING) && (size_t)RSTRING_LEN(str) >= n &&
+	    memcmp(RSTRING_PTR(str), prefix, n) == 0;
+}
+
+/* Whether the Ruby strings A and B hold the same bytes. */
+static int
+sampler_frames_same(VALUE a, VALUE b)
+{
+	return RB_TYPE_P(a, T_STRING) && RB_TYPE_P(b, T_STRING) &&
+	    RSTRING_LEN(a) == RSTRING_LEN(b) &&
+	    memcmp(RSTRING_PTR(a), RSTRING_PTR(b), RSTRING_LEN(a)) == 0;
+}
+
+/*
+ * The name of frame FRAME (a method entry or an iseq, as rb_profile_frames
+ * gave it) whose own iseq is OWN (0: not known), as Ruby 3.4's
+ * Thread::Backtrace::Location#label names it: "block in Foo#run",
+ * "block (2 levels) in Foo#run", "<class:Foo>", "Foo.bar".  *CLAUSE is
+ * set when OWN is a rescue or ensure clause, which Ruby 3.4 names like
+ * the frame it runs in (and then leaves that frame out).  With the GVL.
+ */
+VALUE
+sampler_frames_name(VALUE frame, VALUE own, int *clause)
+{
+	VALUE full = rb_profile_frame_full_label(frame);
+	VALUE label, base, method;
+	long prefix;
+
+	*clause = 0;
+	if (own == 0)
+		return full;
+	label = rb_profile_frame_label(own);
+	base = rb_profile_frame_base_label(own);
+	if (!RB_TYPE_P(label, T_STRING) || !RB_TYPE_P(base, T_STRING))
+		return full;
+	*clause = sampler_frames_prefixed(label, "rescue in ") ||
+	    sampler_frames_prefixed(label, "ensure in ");
+	if (own == frame)
+		return full;
+	/* A block or clause of the method FRAME: its label is a prefix and
+	 * the method's own label ("block in " and "run"), in the method's
+	 * file; anything else is not what we think it is. */
+	method = rb_profile_frame_label(frame);
+	prefix = RSTRING_LEN(label) - RSTRING_LEN(base);
+	if (!sampler_frames_same(base, method) || prefix < 0 ||
+	    memcmp(RSTRING_PTR(label) + prefix, RSTRING_PTR(base), RSTRING_LEN(base)) != 0 ||
+	    !sampler_frames_same(rb_profile_frame_path(own), rb_profile_frame_path(frame))) {
+		*clause = 0;
+		return full;
+	}
+	if (prefix == 0 || !RB_TYPE_P(full, T_STRING))
+		return full;
+	return rb_sprintf("%.*s%"PRIsVALUE, (int)prefix, RSTRING_PTR(label), full);
+}

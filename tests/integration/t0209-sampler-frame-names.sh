@@ -1,0 +1,80 @@
+#!/bin/sh
+# Frame names read as Ruby's own backtrace: a block is "block in
+# FNFoo#fn_run", not its method again, so no method seems to call itself.
+# The fixture writes down caller_locations(0)'s labels at each of its hot
+# points (as Ruby 3.4 prints them, on 3.3 too); each must be a stack of
+# the profile, once the frames that are not the fixture's (C methods
+# such as Integer#times, RubyGems) are left out of both.
+. "$TEST_SRCDIR/test-lib.sh"
+
+# Frames' own iseqs are read on Ruby 3.3 and 3.4 only (src/sampler-frames.c).
+"$RUBY" -e 'exit(RUBY_VERSION.start_with?("3.3.", "3.4.") ? 0 : 1)' ||
+	skip_all "frames are named like their method on Ruby $("$RUBY" -e 'print RUBY_VERSION')"
+
+# The fixture's own frames (see tests/fixtures/frame_names.rb).
+own='FN|^<main>$|^block (\([0-9]+ levels\) )?in <main>$|^<top \(required\)>$'
+
+# The stacks of folded profile $1 with only the fixture's frames, one a line.
+own_stacks() {
+	sed 's/ [0-9]*$//' "$1" |
+	awk -v re="$own" -F ';' '{
+		s = ""
+		for (i = 1; i <= NF; i++)
+			if ($i ~ re)
+				s = s == "" ? $i : s ";" $i
+		if (s != "")
+			print s
+	}' | sort -u
+}
+
+test_expect_success 'record the fixture, which writes down its labels' '
+	"$RPERF" record -q -F 2000 --format folded -o p.folded \
+		"$FIXTURES/frame_names.rb" labels.txt 2000000 &&
+	sort -u labels.txt >expected &&
+	test $(wc -l <expected) -ge 13 &&
+	own_stacks p.folded >got
+'
+
+test_expect_success 'the labels are those of Ruby 3.4, on every Ruby' '
+	for s in "<main>;FNFoo#fn_run;block in FNFoo#fn_run" \
+		"<main>;FNFoo#fn_run;block in FNFoo#fn_run;block (2 levels) in FNFoo#fn_run" \
+		"<main>;FNFoo#fn_resc" "<main>;FNFoo#fn_ens" \
+		"<main>;FNFoo#fn_blkresc;block in FNFoo#fn_blkresc" \
+		"<main>;<class:FNFoo>" "<main>;<module:FNBar>" \
+		"<main>;<top (required)>" "<main>;FNFoo.fn_sing" \
+		"<main>;block in <class:FNFoo>" "<main>;block in <main>" \
+		"<main>;FNBar#fn_mod"
+	do
+		grep -qxF "$s" expected || { echo "fixture did not write: $s"; false; } || return 1
+	done
+'
+
+test_expect_success 'each backtrace written down is a stack of the profile' '
+	comm -23 expected got >missing &&
+	if test -s missing; then
+		echo "not in the profile:" && cat missing &&
+		echo "the profile has:" && cat got && false
+	fi
+'
+
+test_expect_success 'the profile names no frame of the fixture otherwise' '
+	tr ";" "\n" <expected | sort -u >names &&
+	tr ";" "\n" <got | sort -u >got-names &&
+	comm -13 names got-names >extra &&
+	if test -s extra; then
+		echo "names not in any backtrace:" && cat extra && false
+	fi
+'
+
+# (RubyGems' files require one another: "<top (required)>" twice is real.)
+test_expect_success 'no method seems to call itself' '
+	awk -F ";" "{ for (i = 2; i <= NF; i++) if (\$i ~ /FN/ && \$i == \$(i - 1)) print }" \
+		got >recursion &&
+	sed "s/ [0-9]*$//" p.folded >stacks &&
+	{ grep -E "FNFoo#fn_run;(Integer#times;)?FNFoo#fn_run" stacks >>recursion || :; } &&
+	if test -s recursion; then
+		cat recursion && false
+	fi
+'
+
+test_done
