@@ -78,12 +78,17 @@ sampler_build_location(struct profile *p, uint64_t *cache, uint32_t id)
 	if (cache[id] != 0)
 		return cache[id];
 	f = sampler.frames.keys[id];
-	name = sampler_build_cstr(rb_profile_frame_full_label(f));
-	v = rb_profile_frame_path(f);
-	file = sampler_build_cstr(v);
-	v = rb_profile_frame_first_lineno(f);
-	if (FIXNUM_P(v))
-		first = FIX2LONG(v);
+	if (f == SAMPLER_FRAME_BOOT || f == SAMPLER_FRAME_NONE) {
+		name = xstrdup(f == SAMPLER_FRAME_BOOT ? "(ruby boot)" : "(no Ruby frame)");
+		file = xstrdup("");
+	} else {
+		name = sampler_build_cstr(rb_profile_frame_full_label(f));
+		v = rb_profile_frame_path(f);
+		file = sampler_build_cstr(v);
+		v = rb_profile_frame_first_lineno(f);
+		if (FIXNUM_P(v))
+			first = FIX2LONG(v);
+	}
 	fn = profile_function(p, name, name, file, first);
 	cache[id] = profile_location(p, fn, sampler.frames.lines[id]);
 	free(name);

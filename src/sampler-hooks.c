@@ -45,39 +45,53 @@ sampler_clock_self(struct sampler_thread *td)
 	return cpuclock_read(&td->clock) + td->clock_offset;
 }
 
-/* Append one sample of TD's current stack to the active buffer. */
+/* Append one sample of TD's current stack to the active buffer, with
+ * the boot pseudo-frame at its root before the script's first line and
+ * the no-frame one in place of an empty stack after. */
 static void
 sampler_record(struct sampler_thread *td, int64_t weight, int state)
 {
 	struct sampler_buffer *b;
 	struct sampler_sample *s;
-	int active;
+	int active, depth = td->depth, n;
+	VALUE root = Qundef;
 
 	if (weight <= 0)
 		return;
+	if (sampler.booting)
+		root = SAMPLER_FRAME_BOOT;
+	else if (depth == 0)
+		root = SAMPLER_FRAME_NONE;
+	if (root != Qundef && depth == SAMPLER_MAX_DEPTH)
+		depth--;	/* a stack cut short already: its root gives way */
+	n = depth + (root != Qundef);
 	active = atomic_load(&sampler.active);
 	b = &sampler.buffers[active];
 	xgrow((void **)&b->samples, &b->samples_cap, b->nsamples + 1, sizeof *b->samples);
-	if (b->nframes + (size_t)td->depth > b->frames_cap) {
+	if (b->nframes + (size_t)n > b->frames_cap) {
 		size_t cap = b->frames_cap;
 
-		xgrow((void **)&b->frames, &cap, b->nframes + td->depth, sizeof *b->frames);
+		xgrow((void **)&b->frames, &cap, b->nframes + n, sizeof *b->frames);
 		b->lines = xrealloc(b->lines, cap * sizeof *b->lines);
 		b->frames_cap = cap;
 	}
-	if (td->depth > 0) {	/* the buffers may still be NULL */
-		memcpy(b->frames + b->nframes, td->stack, td->depth * sizeof(VALUE));
-		memcpy(b->lines + b->nframes, td->lines, td->depth * sizeof(int));
+	if (depth > 0) {	/* the buffers may still be NULL */
+		memcpy(b->frames + b->nframes, td->stack, depth * sizeof(VALUE));
+		memcpy(b->lines + b->nframes, td->lines, depth * sizeof(int));
+	}
+	if (root != Qundef) {
+		b->frames[b->nframes + depth] = root;
+		b->lines[b->nframes + depth] = 0;
 	}
 	s = &b->samples[b->nsamples++];
 	s->frame_off = b->nframes;
-	s->depth = td->depth;
+	s->depth = n;
 	s->thread_seq = td->seq;
 	s->label_set = td->label_set;
 	s->state = state;
 	s->weight = weight;
 	s->time_ns = sampler.cfg.aggregate ? 0 : util_mono_ns() - sampler.start_mono;
-	b->nframes += td->depth;
+	b->nframes += n;
 	sampler.samples++;
 
 	/* Hand a full buffer to the worker when it is free. */

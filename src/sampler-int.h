@@ -35,6 +35,12 @@
  * GC samples bill the GC's own span and push prev forward by as much, so
  * the next timer sample does not bill it again.  The arithmetic of both
  * splits, around a GVL release and across a GC, is in aggregate.c.
+ *
+ * Boot: every sample taken before the script's first line (rubygems,
+ * -r libraries, the script's own compile) gets the pseudo-frame
+ * SAMPLER_FRAME_BOOT at its root, above its real stack; a sample with no
+ * Ruby frame after boot gets SAMPLER_FRAME_NONE.  Both are words that no
+ * frame VALUE can be, named by sampler-build.c.
  */
 #ifndef RPERF_SAMPLER_INT_H
 #define RPERF_SAMPLER_INT_H
@@ -53,6 +59,11 @@
 #include "aggregate.h"
 #include "cpuclock.h"
 #include "sampler.h"
+
+/* The pseudo-frames (never a frame VALUE: rb_profile_frames gives
+ * method entries and iseqs, never special constants). */
+#define SAMPLER_FRAME_BOOT	Qtrue	/* "(ruby boot)" */
+#define SAMPLER_FRAME_NONE	Qnil	/* "(no Ruby frame)" */
 
 /* Buffer this many samples before handing them to the worker. */
 #define SAMPLER_SWAP_THRESHOLD	1024
@@ -127,6 +138,7 @@ struct sampler {
 	atomic_int armed;		/* the timer runs and hooks record */
 	atomic_int building;		/* a profile is being built: job idles */
 	int profile_depth;		/* nested Rperf.profile blocks */
+	int booting;			/* the script's first line is not reached */
 
 	rb_postponed_job_handle_t job;
 	rb_postponed_job_handle_t interval_job;

@@ -328,6 +328,7 @@ script_vm_ready(void *arg)
 {
 	struct script_run *r = arg;
 
+	sampler_boot_done();
 	script_procs_ready(&r->procs);
 }
 
