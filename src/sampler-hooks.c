@@ -168,6 +168,54 @@ sampler_bill_last(struct sampler_thread *td, int self)
 	sampler_bill_rest(td, self ? sampler_clock_self(td) : sampler_clock(td));
 }
 
+/* The type bits of frame F (its imemo kind): a method entry's differ
+ * from an iseq's (a block, a script's top, an eval'd string). */
+static VALUE
+sampler_frame_kind(VALUE f)
+{
+	return RBASIC(f)->flags & (RUBY_T_MASK | ((VALUE)0xf << RUBY_FL_USHIFT));
+}
+
+/* Whether F is a compile site. */
+static int
+sampler_is_compile_site(VALUE f)
+{
+	int i;
+
+	for (i = 0; i < sampler.ncompile_sites; i++) {
+		if (sampler.compile_sites[i] == f)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Drop TD's leaf frame when it is a method called straight from a compile
+ * site (Integer#-@, which the compiler calls to fold a negative literal):
+ * the job ran at its first safepoint, but the time since the previous
+ * sample went to compiling.  What runs above a compile site for real is
+ * the compiled code, a block or a script's top, not a method entry; a
+ * method a compile site calls itself (to_path) runs for microseconds.
+ * In boot, a method alone on the stack is called the same way while the
+ * script itself (or a -e) is compiled, with no Ruby frame below.
+ */
+static void
+sampler_drop_compile_callee(struct sampler_thread *td)
+{
+	if (td->depth < 1 || sampler_frame_kind(td->stack[0]) != sampler.method_kind)
+		return;
+	if (td->depth == 1) {
+		if (sampler.booting && !sampler_is_compile_site(td->stack[0]))
+			td->depth = 0;
+		return;
+	}
+	if (sampler_is_compile_site(td->stack[1])) {
+		td->depth--;
+		memmove(td->stack, td->stack + 1, td->depth * sizeof *td->stack);
+		memmove(td->lines, td->lines + 1, td->depth * sizeof *td->lines);
+	}
+}
+
 /* The postponed job: one timer sample of the thread holding the GVL. */
 void
 sampler_job(void *arg)
@@ -183,11 +231,49 @@ sampler_job(void *arg)
 	now = sampler_clock_self(td);
 	if (now > td->prev) {
 		sampler_capture(td, 1);
+		if (sampler.ncompile_sites > 0)
+			sampler_drop_compile_callee(td);
 		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
 		td->prev = now;
 		sampler.timer_samples++;
 	}
 	sampler.job_ns += (uint64_t)(util_mono_ns() - t0);
+}
+
+/* Remember F, the frame on top when a script was compiled (Kernel#require,
+ * Kernel#eval, ...), as a compile site. */
+static void
+sampler_add_compile_site(VALUE f)
+{
+	if (sampler_is_compile_site(f) || sampler.ncompile_sites == SAMPLER_COMPILE_SITES)
+		return;
+	if (sampler.ncompile_sites == 0)
+		sampler.method_kind = sampler_frame_kind(f);
+	sampler.compile_sites[sampler.ncompile_sites++] = f;
+}
+
+/*
+ * SCRIPT_COMPILED hook: a required or loaded file, or an eval'd string,
+ * is compiled and its code about to run, with the compile site (the C
+ * frame of require, load or eval) on top.  The time since the previous
+ * sample went to compiling: bill it to this stack now, or the first
+ * safepoint of the compiled code would take it.
+ */
+static void
+sampler_compiled_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE klass)
+{
+	struct sampler_thread *td;
+
+	if (!sampler.started || sampler.forked || atomic_load(&sampler.building))
+		return;
+	td = sampler_thread_get(rb_thread_current());
+	if (td == NULL)
+		return;
+	sampler_capture(td, 1);
+	if (td->depth > 0)
+		sampler_add_compile_site(td->stack[0]);
+	if (atomic_load(&sampler.armed))
+		sampler_bill_rest(td, sampler_clock_self(td));
 }
 
 /* GVL hook (wall mode).  Only RESUMED holds the GVL. */
@@ -317,6 +403,7 @@ sampler_hooks_install(void)
 	    RUBY_INTERNAL_EVENT_GC_EXIT, Qnil);
 	rb_add_event_hook(sampler_thread_hook,
 	    RUBY_EVENT_THREAD_BEGIN | RUBY_EVENT_THREAD_END, Qnil);
+	rb_add_event_hook(sampler_compiled_hook, RUBY_EVENT_SCRIPT_COMPILED, Qnil);
 	sampler.event_hooks = 1;
 	if (sampler_orphan_gvl_hook != NULL) {
 		sampler.gvl_hook = sampler_orphan_gvl_hook;
@@ -343,6 +430,7 @@ sampler_hooks_remove(void)
 	if (sampler.event_hooks) {
 		rb_remove_event_hook(sampler_gc_hook);
 		rb_remove_event_hook(sampler_thread_hook);
+		rb_remove_event_hook(sampler_compiled_hook);
 		sampler.event_hooks = 0;
 	}
 }

@@ -36,6 +36,14 @@
  * the next timer sample does not bill it again.  The arithmetic of both
  * splits, around a GVL release and across a GC, is in aggregate.c.
  *
+ * Compiling (require, load, eval of a string) runs in C with no safepoint
+ * of its own: the only ones it reaches are in the Ruby methods the
+ * compiler calls (Integer#-@, to fold a negative literal), and then the
+ * first of the compiled code.  So the job drops a method frame called
+ * straight from a compile site (a C frame seen on top when Ruby reported
+ * a script compiled) and bills the caller, and the SCRIPT_COMPILED hook
+ * bills the compile's last stretch to the compile site itself.
+ *
  * Boot: every sample taken before the script's first line (rubygems,
  * -r libraries, the script's own compile) gets the pseudo-frame
  * SAMPLER_FRAME_BOOT at its root, above its real stack; a sample with no
@@ -64,6 +72,9 @@
  * method entries and iseqs, never special constants). */
 #define SAMPLER_FRAME_BOOT	Qtrue	/* "(ruby boot)" */
 #define SAMPLER_FRAME_NONE	Qnil	/* "(no Ruby frame)" */
+
+/* The most compile sites (Kernel#require, Kernel#eval, ...) remembered. */
+#define SAMPLER_COMPILE_SITES	16
 
 /* Buffer this many samples before handing them to the worker. */
 #define SAMPLER_SWAP_THRESHOLD	1024
@@ -139,6 +150,11 @@ struct sampler {
 	atomic_int building;		/* a profile is being built: job idles */
 	int profile_depth;		/* nested Rperf.profile blocks */
 	int booting;			/* the script's first line is not reached */
+	/* The frames seen on top when a script was compiled, and the type
+	 * bits of such a frame (a method entry), for the job's test. */
+	VALUE compile_sites[SAMPLER_COMPILE_SITES];
+	int ncompile_sites;
+	VALUE method_kind;
 
 	rb_postponed_job_handle_t job;
 	rb_postponed_job_handle_t interval_job;

@@ -161,6 +161,10 @@ sampler_mark(void *ptr)
 		if (td->depth > 0)
 			rb_gc_mark_locations(td->stack, td->stack + td->depth);
 	}
+	/* Kept alive so that no other object takes a compile site's address. */
+	if (sampler.ncompile_sites > 0)
+		rb_gc_mark_locations(sampler.compile_sites,
+		    sampler.compile_sites + sampler.ncompile_sites);
 }
 
 /* The GC wrapper's type: it only marks. */
