@@ -222,10 +222,15 @@ sampler_job(void *arg)
 {
 	struct sampler_thread *td;
 	int64_t t0, now;
+	uint_fast64_t triggers;
 
 	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
 	    sampler.forked)
 		return;
+	/* The compile hook took this tick's sample already. */
+	if ((triggers = atomic_load(&sampler.triggers)) == sampler.triggers_served)
+		return;
+	sampler.triggers_served = triggers;
 	t0 = util_mono_ns();
 	td = sampler_thread_current();
 	now = sampler_clock_self(td);
@@ -255,25 +260,30 @@ sampler_add_compile_site(VALUE f)
 /*
  * SCRIPT_COMPILED hook: a required or loaded file, or an eval'd string,
  * is compiled and its code about to run, with the compile site (the C
- * frame of require, load or eval) on top.  The time since the previous
- * sample went to compiling: bill it to this stack now, or the first
- * safepoint of the compiled code would take it.
+ * frame of require, load or eval) on top.  When a tick fell due during
+ * the compile (with no safepoint since), take its sample here, at the
+ * compile site, or the first safepoint of the compiled code would take
+ * it; the job then finds the tick served.
  */
 static void
 sampler_compiled_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE klass)
 {
 	struct sampler_thread *td;
+	uint_fast64_t triggers;
+	VALUE top;
 
 	if (!sampler.started || sampler.forked || atomic_load(&sampler.building))
 		return;
-	td = sampler_thread_get(rb_thread_current());
-	if (td == NULL)
+	if (rb_profile_frames(0, 1, &top, NULL) == 1)
+		sampler_add_compile_site(top);
+	triggers = atomic_load(&sampler.triggers);
+	if (!atomic_load(&sampler.armed) || triggers == sampler.triggers_served ||
+	    (td = sampler_thread_get(rb_thread_current())) == NULL)
 		return;
+	sampler.triggers_served = triggers;
 	sampler_capture(td, 1);
-	if (td->depth > 0)
-		sampler_add_compile_site(td->stack[0]);
-	if (atomic_load(&sampler.armed))
-		sampler_bill_rest(td, sampler_clock_self(td));
+	sampler_bill_rest(td, sampler_clock_self(td));
+	sampler.timer_samples++;
 }
 
 /* GVL hook (wall mode).  Only RESUMED holds the GVL. */

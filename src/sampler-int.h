@@ -41,8 +41,11 @@
  * compiler calls (Integer#-@, to fold a negative literal), and then the
  * first of the compiled code.  So the job drops a method frame called
  * straight from a compile site (a C frame seen on top when Ruby reported
- * a script compiled) and bills the caller, and the SCRIPT_COMPILED hook
- * bills the compile's last stretch to the compile site itself.
+ * a script compiled) and bills the caller, and when a tick fell due
+ * during the compile, the SCRIPT_COMPILED hook takes its sample there, at
+ * the compile site, instead of the job at the compiled code's first
+ * safepoint.  (Only then: a sample at every compile would bill the code
+ * run since the previous sample to the compile site.)
  *
  * Boot: every sample taken before the script's first line (rubygems,
  * -r libraries, the script's own compile) gets the pseudo-frame
@@ -155,6 +158,9 @@ struct sampler {
 	VALUE compile_sites[SAMPLER_COMPILE_SITES];
 	int ncompile_sites;
 	VALUE method_kind;
+	/* The timer count the job (or the compile hook, in its stead) last
+	 * took a sample for: a tick is pending while triggers differs. */
+	uint_fast64_t triggers_served;
 
 	rb_postponed_job_handle_t job;
 	rb_postponed_job_handle_t interval_job;
