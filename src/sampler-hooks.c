@@ -245,6 +245,32 @@ sampler_job(void *arg)
 	sampler.job_ns += (uint64_t)(util_mono_ns() - t0);
 }
 
+/*
+ * F is a new compile site: the samples taken while it compiled, before
+ * it was known (the first file a run loads, rubygems.rb), carry a method
+ * it called as their leaf; drop it from those still in the active
+ * buffer, as the job now would.  Once per site, a scan of at most a
+ * buffer's samples.  Only GVL holders write the active buffer.
+ */
+static void
+sampler_drop_buffered_callees(VALUE f)
+{
+	struct sampler_buffer *b = &sampler.buffers[atomic_load(&sampler.active)];
+	size_t i;
+
+	for (i = 0; i < b->nsamples; i++) {
+		struct sampler_sample *s = &b->samples[i];
+		VALUE leaf = b->frames[s->frame_off];
+
+		if (s->depth >= 2 && b->frames[s->frame_off + 1] == f &&
+		    !RB_SPECIAL_CONST_P(leaf) &&
+		    sampler_frame_kind(leaf) == sampler.method_kind) {
+			s->frame_off++;
+			s->depth--;
+		}
+	}
+}
+
 /* Remember F, the frame on top when a script was compiled (Kernel#require,
  * Kernel#eval, ...), as a compile site. */
 static void
@@ -255,6 +281,7 @@ sampler_add_compile_site(VALUE f)
 	if (sampler.ncompile_sites == 0)
 		sampler.method_kind = sampler_frame_kind(f);
 	sampler.compile_sites[sampler.ncompile_sites++] = f;
+	sampler_drop_buffered_callees(f);
 }
 
 /*

@@ -45,7 +45,9 @@
  * during the compile, the SCRIPT_COMPILED hook takes its sample there, at
  * the compile site, instead of the job at the compiled code's first
  * safepoint.  (Only then: a sample at every compile would bill the code
- * run since the previous sample to the compile site.)
+ * run since the previous sample to the compile site.)  A site is known
+ * once it has compiled; the samples of its first compile still in the
+ * active buffer are mended then.
  *
  * Boot: every sample taken before the script's first line (rubygems,
  * -r libraries, the script's own compile) gets the pseudo-frame
