@@ -81,13 +81,20 @@ sampler_build_place(struct profile *p, struct sampler_build_frame *c, uint32_t i
     VALUE name)
 {
 	VALUE f = sampler.frames.keys[id], v;
-	char *cname = sampler_build_cstr(name), *file;
+	char *cname, *file;
 	int64_t first = 0;
 
-	file = sampler_build_cstr(rb_profile_frame_path(f));
-	v = rb_profile_frame_first_lineno(f);
-	if (FIXNUM_P(v))
-		first = FIX2LONG(v);
+	if (f == SAMPLER_FRAME_BOOT || f == SAMPLER_FRAME_NONE) {
+		/* The pseudo-frames: no file, a name no Ruby frame can have. */
+		cname = xstrdup(f == SAMPLER_FRAME_BOOT ? "(ruby boot)" : "(no Ruby frame)");
+		file = xstrdup("");
+	} else {
+		cname = sampler_build_cstr(name);
+		file = sampler_build_cstr(rb_profile_frame_path(f));
+		v = rb_profile_frame_first_lineno(f);
+		if (FIXNUM_P(v))
+			first = FIX2LONG(v);
+	}
 	c->function = profile_function(p, cname, cname, file, first);
 	c->location = profile_location(p, c->function, sampler.frames.lines[id]);
 	free(cname);
@@ -105,6 +112,11 @@ sampler_build_frame(struct profile *p, struct sampler_build_frame *cache, uint32
 	if (c->seen)
 		return c;
 	c->seen = 1;
+	if (sampler.frames.keys[id] == SAMPLER_FRAME_BOOT ||
+	    sampler.frames.keys[id] == SAMPLER_FRAME_NONE) {
+		sampler_build_place(p, c, id, Qnil);
+		return c;
+	}
 	name = sampler_frames_name(sampler.frames.keys[id], sampler.frames.owns[id],
 	    &c->clause);
 	if (!c->clause)

@@ -45,41 +45,56 @@ sampler_clock_self(struct sampler_thread *td)
 	return cpuclock_read(&td->clock) + td->clock_offset;
 }
 
-/* Append one sample of TD's current stack to the active buffer. */
+/* Append one sample of TD's current stack to the active buffer, with
+ * the boot pseudo-frame at its root before the script's first line and
+ * the no-frame one in place of an empty stack after. */
 static void
 sampler_record(struct sampler_thread *td, int64_t weight, int state)
 {
 	struct sampler_buffer *b;
 	struct sampler_sample *s;
-	int active;
+	int active, depth = td->depth, n;
+	VALUE root = Qundef;
 
 	if (weight <= 0)
 		return;
+	if (sampler.booting)
+		root = SAMPLER_FRAME_BOOT;
+	else if (depth == 0)
+		root = SAMPLER_FRAME_NONE;
+	if (root != Qundef && depth == SAMPLER_MAX_DEPTH)
+		depth--;	/* a stack cut short already: its root gives way */
+	n = depth + (root != Qundef);
 	active = atomic_load(&sampler.active);
 	b = &sampler.buffers[active];
 	xgrow((void **)&b->samples, &b->samples_cap, b->nsamples + 1, sizeof *b->samples);
-	if (b->nframes + (size_t)td->depth > b->frames_cap) {
+	if (b->nframes + (size_t)n > b->frames_cap) {
 		size_t cap = b->frames_cap;
 
-		xgrow((void **)&b->frames, &cap, b->nframes + td->depth, sizeof *b->frames);
+		xgrow((void **)&b->frames, &cap, b->nframes + n, sizeof *b->frames);
 		b->owns = xrealloc(b->owns, cap * sizeof *b->owns);
 		b->lines = xrealloc(b->lines, cap * sizeof *b->lines);
 		b->frames_cap = cap;
 	}
-	if (td->depth > 0) {	/* the buffers may still be NULL */
-		memcpy(b->frames + b->nframes, td->stack, td->depth * sizeof(VALUE));
-		memcpy(b->owns + b->nframes, td->own, td->depth * sizeof(VALUE));
-		memcpy(b->lines + b->nframes, td->lines, td->depth * sizeof(int));
+	if (depth > 0) {	/* the buffers may still be NULL */
+		memcpy(b->frames + b->nframes, td->stack, depth * sizeof(VALUE));
+		memcpy(b->owns + b->nframes, td->own, depth * sizeof(VALUE));
+		memcpy(b->lines + b->nframes, td->lines, depth * sizeof(int));
+	}
+	if (root != Qundef) {
+		b->frames[b->nframes + depth] = root;
+		b->owns[b->nframes + depth] = 0;
+		b->lines[b->nframes + depth] = 0;
 	}
 	s = &b->samples[b->nsamples++];
 	s->frame_off = b->nframes;
-	s->depth = td->depth;
+	s->depth = n;
 	s->thread_seq = td->seq;
 	s->label_set = td->label_set;
 	s->state = state;
 	s->weight = weight;
 	s->time_ns = sampler.cfg.aggregate ? 0 : util_mono_ns() - sampler.start_mono;
-	b->nframes += td->depth;
+	b->nframes += n;
 	sampler.samples++;
 
 	/* Hand a full buffer to the worker when it is free. */
@@ -157,26 +172,150 @@ sampler_bill_last(struct sampler_thread *td, int self)
 	sampler_bill_rest(td, self ? sampler_clock_self(td) : sampler_clock(td));
 }
 
+/* The type bits of frame F (its imemo kind): a method entry's differ
+ * from an iseq's (a block, a script's top, an eval'd string). */
+static VALUE
+sampler_frame_kind(VALUE f)
+{
+	return RBASIC(f)->flags & (RUBY_T_MASK | ((VALUE)0xf << RUBY_FL_USHIFT));
+}
+
+/* Whether F is a compile site. */
+static int
+sampler_is_compile_site(VALUE f)
+{
+	int i;
+
+	for (i = 0; i < sampler.ncompile_sites; i++) {
+		if (sampler.compile_sites[i] == f)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Drop TD's leaf frame when it is a method called straight from a compile
+ * site (Integer#-@, which the compiler calls to fold a negative literal):
+ * the job ran at its first safepoint, but the time since the previous
+ * sample went to compiling.  What runs above a compile site for real is
+ * the compiled code, a block or a script's top, not a method entry; a
+ * method a compile site calls itself (to_path) runs for microseconds.
+ * In boot, a method alone on the stack is called the same way while the
+ * script itself (or a -e) is compiled, with no Ruby frame below.
+ */
+static void
+sampler_drop_compile_callee(struct sampler_thread *td)
+{
+	if (td->depth < 1 || sampler_frame_kind(td->stack[0]) != sampler.method_kind)
+		return;
+	if (td->depth == 1) {
+		if (sampler.booting && !sampler_is_compile_site(td->stack[0]))
+			td->depth = 0;
+		return;
+	}
+	if (sampler_is_compile_site(td->stack[1])) {
+		td->depth--;
+		memmove(td->stack, td->stack + 1, td->depth * sizeof *td->stack);
+		memmove(td->own, td->own + 1, td->depth * sizeof *td->own);
+		memmove(td->lines, td->lines + 1, td->depth * sizeof *td->lines);
+	}
+}
+
 /* The postponed job: one timer sample of the thread holding the GVL. */
 void
 sampler_job(void *arg)
 {
 	struct sampler_thread *td;
 	int64_t t0, now;
+	uint_fast64_t triggers;
 
 	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
 	    sampler.forked)
 		return;
+	/* The compile hook took this tick's sample already. */
+	if ((triggers = atomic_load(&sampler.triggers)) == sampler.triggers_served)
+		return;
+	sampler.triggers_served = triggers;
 	t0 = util_mono_ns();
 	td = sampler_thread_current();
 	now = sampler_clock_self(td);
 	if (now > td->prev) {
 		sampler_capture(td, 1);
+		if (sampler.ncompile_sites > 0)
+			sampler_drop_compile_callee(td);
 		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
 		td->prev = now;
 		sampler.timer_samples++;
 	}
 	sampler.job_ns += (uint64_t)(util_mono_ns() - t0);
+}
+
+/*
+ * F is a new compile site: the samples taken while it compiled, before
+ * it was known (the first file a run loads, rubygems.rb), carry a method
+ * it called as their leaf; drop it from those still in the active
+ * buffer, as the job now would.  Once per site, a scan of at most a
+ * buffer's samples.  Only GVL holders write the active buffer.
+ */
+static void
+sampler_drop_buffered_callees(VALUE f)
+{
+	struct sampler_buffer *b = &sampler.buffers[atomic_load(&sampler.active)];
+	size_t i;
+
+	for (i = 0; i < b->nsamples; i++) {
+		struct sampler_sample *s = &b->samples[i];
+		VALUE leaf = b->frames[s->frame_off];
+
+		if (s->depth >= 2 && b->frames[s->frame_off + 1] == f &&
+		    !RB_SPECIAL_CONST_P(leaf) &&
+		    sampler_frame_kind(leaf) == sampler.method_kind) {
+			s->frame_off++;
+			s->depth--;
+		}
+	}
+}
+
+/* Remember F, the frame on top when a script was compiled (Kernel#require,
+ * Kernel#eval, ...), as a compile site. */
+static void
+sampler_add_compile_site(VALUE f)
+{
+	if (sampler_is_compile_site(f) || sampler.ncompile_sites == SAMPLER_COMPILE_SITES)
+		return;
+	if (sampler.ncompile_sites == 0)
+		sampler.method_kind = sampler_frame_kind(f);
+	sampler.compile_sites[sampler.ncompile_sites++] = f;
+	sampler_drop_buffered_callees(f);
+}
+
+/*
+ * SCRIPT_COMPILED hook: a required or loaded file, or an eval'd string,
+ * is compiled and its code about to run, with the compile site (the C
+ * frame of require, load or eval) on top.  When a tick fell due during
+ * the compile (with no safepoint since), take its sample here, at the
+ * compile site, or the first safepoint of the compiled code would take
+ * it; the job then finds the tick served.
+ */
+static void
+sampler_compiled_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE klass)
+{
+	struct sampler_thread *td;
+	uint_fast64_t triggers;
+	VALUE top;
+
+	if (!sampler.started || sampler.forked || atomic_load(&sampler.building))
+		return;
+	if (rb_profile_frames(0, 1, &top, NULL) == 1)
+		sampler_add_compile_site(top);
+	triggers = atomic_load(&sampler.triggers);
+	if (!atomic_load(&sampler.armed) || triggers == sampler.triggers_served ||
+	    (td = sampler_thread_get(rb_thread_current())) == NULL)
+		return;
+	sampler.triggers_served = triggers;
+	sampler_capture(td, 1);
+	sampler_bill_rest(td, sampler_clock_self(td));
+	sampler.timer_samples++;
 }
 
 /* GVL hook (wall mode).  Only RESUMED holds the GVL. */
@@ -306,6 +445,7 @@ sampler_hooks_install(void)
 	    RUBY_INTERNAL_EVENT_GC_EXIT, Qnil);
 	rb_add_event_hook(sampler_thread_hook,
 	    RUBY_EVENT_THREAD_BEGIN | RUBY_EVENT_THREAD_END, Qnil);
+	rb_add_event_hook(sampler_compiled_hook, RUBY_EVENT_SCRIPT_COMPILED, Qnil);
 	sampler.event_hooks = 1;
 	if (sampler_orphan_gvl_hook != NULL) {
 		sampler.gvl_hook = sampler_orphan_gvl_hook;
@@ -332,6 +472,7 @@ sampler_hooks_remove(void)
 	if (sampler.event_hooks) {
 		rb_remove_event_hook(sampler_gc_hook);
 		rb_remove_event_hook(sampler_thread_hook);
+		rb_remove_event_hook(sampler_compiled_hook);
 		sampler.event_hooks = 0;
 	}
 }

@@ -36,6 +36,25 @@
  * GC samples bill the GC's own span and push prev forward by as much, so
  * the next timer sample does not bill it again.  The arithmetic of both
  * splits, around a GVL release and across a GC, is in aggregate.c.
+ *
+ * Compiling (require, load, eval of a string) runs in C with no safepoint
+ * of its own: the only ones it reaches are in the Ruby methods the
+ * compiler calls (Integer#-@, to fold a negative literal), and then the
+ * first of the compiled code.  So the job drops a method frame called
+ * straight from a compile site (a C frame seen on top when Ruby reported
+ * a script compiled) and bills the caller, and when a tick fell due
+ * during the compile, the SCRIPT_COMPILED hook takes its sample there, at
+ * the compile site, instead of the job at the compiled code's first
+ * safepoint.  (Only then: a sample at every compile would bill the code
+ * run since the previous sample to the compile site.)  A site is known
+ * once it has compiled; the samples of its first compile still in the
+ * active buffer are mended then.
+ *
+ * Boot: every sample taken before the script's first line (rubygems,
+ * -r libraries, the script's own compile) gets the pseudo-frame
+ * SAMPLER_FRAME_BOOT at its root, above its real stack; a sample with no
+ * Ruby frame after boot gets SAMPLER_FRAME_NONE.  Both are words that no
+ * frame VALUE can be, named by sampler-build.c.
  */
 #ifndef RPERF_SAMPLER_INT_H
 #define RPERF_SAMPLER_INT_H
@@ -54,6 +73,14 @@
 #include "aggregate.h"
 #include "cpuclock.h"
 #include "sampler.h"
+
+/* The pseudo-frames (never a frame VALUE: rb_profile_frames gives
+ * method entries and iseqs, never special constants). */
+#define SAMPLER_FRAME_BOOT	Qtrue	/* "(ruby boot)" */
+#define SAMPLER_FRAME_NONE	Qnil	/* "(no Ruby frame)" */
+
+/* The most compile sites (Kernel#require, Kernel#eval, ...) remembered. */
+#define SAMPLER_COMPILE_SITES	16
 
 /* Buffer this many samples before handing them to the worker. */
 #define SAMPLER_SWAP_THRESHOLD	1024
@@ -131,6 +158,15 @@ struct sampler {
 	atomic_int armed;		/* the timer runs and hooks record */
 	atomic_int building;		/* a profile is being built: job idles */
 	int profile_depth;		/* nested Rperf.profile blocks */
+	int booting;			/* the script's first line is not reached */
+	/* The frames seen on top when a script was compiled, and the type
+	 * bits of such a frame (a method entry), for the job's test. */
+	VALUE compile_sites[SAMPLER_COMPILE_SITES];
+	int ncompile_sites;
+	VALUE method_kind;
+	/* The timer count the job (or the compile hook, in its stead) last
+	 * took a sample for: a tick is pending while triggers differs. */
+	uint_fast64_t triggers_served;
 
 	rb_postponed_job_handle_t job;
 	rb_postponed_job_handle_t interval_job;

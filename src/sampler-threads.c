@@ -170,6 +170,10 @@ sampler_mark(void *ptr)
 			rb_gc_mark_locations(td->own, td->own + td->depth);
 		}
 	}
+	/* Kept alive so that no other object takes a compile site's address. */
+	if (sampler.ncompile_sites > 0)
+		rb_gc_mark_locations(sampler.compile_sites,
+		    sampler.compile_sites + sampler.ncompile_sites);
 }
 
 /* The GC wrapper's type: it only marks. */

@@ -118,9 +118,28 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 		sampler_teardown();
 		return -1;
 	}
+	sampler.booting = 1;
 	if (!cfg->defer && cfg->delay_ns <= 0)
 		sampler_arm(1);
 	return 0;
+}
+
+/* The script's first line is next: boot ends. */
+void
+sampler_boot_done(void)
+{
+	struct sampler_thread *td;
+
+	if (!sampler.started || sampler.forked || !sampler.booting)
+		return;
+	/* No Ruby frame is left: the script's compile is billed to the
+	 * pseudo-frame alone, not to the last stack of rubygems. */
+	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building) &&
+	    (td = sampler_thread_get(rb_thread_current())) != NULL) {
+		sampler_capture(td, 1);
+		sampler_bill_rest(td, sampler_clock_self(td));
+	}
+	sampler.booting = 0;
 }
 
 /* Whether sampling has started and not stopped, in this process. */
@@ -330,5 +349,8 @@ sampler_restart_in_child(char *err, size_t errlen)
 	cfg.delay_ns = 0;
 	sampler_teardown();
 	sampler.forked = 0;
-	return sampler_start(&cfg, err, errlen);
+	if (sampler_start(&cfg, err, errlen) != 0)
+		return -1;
+	sampler.booting = 0;	/* the child goes on with the script */
+	return 0;
 }

@@ -95,6 +95,13 @@ int sampler_start(const struct sampler_config *cfg, char *err, size_t errlen);
  */
 int sampler_restart_in_child(char *err, size_t errlen);
 
+/*
+ * The script is about to run its first line: bill the time so far to the
+ * current stack under the boot pseudo-frame "(ruby boot)", which the
+ * samples taken from here on no longer get.  With the GVL.
+ */
+void sampler_boot_done(void);
+
 /* Whether this process is the child of a fork of a sampled process. */
 int sampler_forked(void);
 

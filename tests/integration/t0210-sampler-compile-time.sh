@@ -1,0 +1,69 @@
+#!/bin/sh
+# Compiling runs in C without a safepoint: its time goes to the require or
+# eval that compiles, not to a method the compiler calls (Integer#-@ folds
+# negative literals) nor to the first frame of the compiled code.  What
+# runs before the script's first line sits under one "(ruby boot)" frame.
+. "$TEST_SRCDIR/test-lib.sh"
+
+# Weight (ns) of the folded stacks of FILE that match the regex.
+weight() {
+	folded_sum "$1" "$2"
+}
+
+test_expect_success 'a large file to compile (tens of ms)' '
+	"$RUBY" -e "
+	  File.open(%q(big.rb), %q(w)) do |f|
+	    f.puts %q(module SlowCompileBody)
+	    4000.times { |i| f.puts %Q(  def self.m#{i}(x) = [x - #{i}, -#{i}, -#{i + 1}.5, x * -#{i + 2}, { k: -#{i} }]) }
+	    f.puts %q(end)
+	  end" &&
+	"$RPERF" record -q -o p.folded "$FIXTURES/slow_compile.rb" "$PWD/big.rb" >out &&
+	cat out
+'
+
+test_expect_success 'the compile is billed to Kernel#require and Kernel#eval' '
+	req=$(sed -n "s/^require //p" out) &&
+	ev=$(sed -n "s/^eval //p" out) &&
+	req_self=$(weight p.folded "^<main>(;Kernel#require)+ [0-9]+\$") &&
+	ev_self=$(weight p.folded "^<main>;Kernel#eval [0-9]+\$") &&
+	echo "require took $req, self $req_self; eval took $ev, self $ev_self" &&
+	num_ge "$req_self" $((req * 6 / 10)) &&
+	num_ge "$ev_self" $((ev * 6 / 10))
+'
+
+# A method called straight from require or eval (not the compiled code,
+# which is <top (required)> or <compiled>, nor a GC pseudo-frame) runs for
+# microseconds: it may not carry a millisecond.
+test_expect_success 'no method the compiler calls carries the compile' '
+	awk "/^<main>;/ {
+		n = split(\$1, f, \";\")
+		if (n >= 2 && f[n - 1] ~ /^Kernel#(require|require_relative|load|eval)\$/ &&
+		    f[n] !~ /^(<|\\[|Kernel#)/)
+			w[f[n]] += \$NF
+	} END { for (k in w) print k, w[k] }" p.folded >callees &&
+	cat callees &&
+	awk "\$NF > 1000000 { bad = 1 } END { exit bad }" callees &&
+	# (on Ruby 3.3 the eval went to Module#const_added, the first
+	# safepoint of "module SlowCompileEval")
+	phantom=$(weight p.folded "^<main>;.*(Integer#-@|Module#const_added) [0-9]+\$") &&
+	echo "Integer#-@ and Module#const_added after boot: $phantom" &&
+	test "$phantom" -lt 1000000
+'
+
+# After boot a stack starts at the script (<main>, or the at_exit block).
+test_expect_success 'boot samples sit under one (ruby boot) frame' '
+	test_grep "^\\(ruby boot\\)" p.folded &&
+	! grep -v -E "^((block in )?<main>|\\(ruby boot\\))[; ]" p.folded &&
+	! grep "unknown" p.folded &&
+	"$RPERF" report --format folded --ignore "\\(ruby boot\\)" p.folded >noboot &&
+	test "$(weight noboot)" = "$(weight p.folded "^(block in )?<main>")"
+'
+
+test_expect_success 'every nanosecond is billed once' '
+	cpu=$(sed -n "s/^cpu //p" out) &&
+	total=$(weight p.folded) &&
+	echo "cpu $cpu billed $total" &&
+	within_pct "$total" "$cpu" 1
+'
+
+test_done
