@@ -59,11 +59,16 @@ test_expect_success 'boot samples sit under one (ruby boot) frame' '
 	test "$(weight noboot)" = "$(weight p.folded "^(block in )?<main>")"
 '
 
+# The thread's clock also counts the VM's start before the sampler is
+# installed: a few ms, which a sanitizer build makes several times longer.
+bound=1
+[ -n "${RPERF_SANITIZERS:-}" ] && bound=3
+
 test_expect_success 'every nanosecond is billed once' '
 	cpu=$(sed -n "s/^cpu //p" out) &&
 	total=$(weight p.folded) &&
 	echo "cpu $cpu billed $total" &&
-	within_pct "$total" "$cpu" 1
+	within_pct "$total" "$cpu" $bound
 '
 
 test_done
