@@ -46,11 +46,11 @@ static const char *const formats_pprof_exts[] = { ".pb.gz", ".pprof", ".pb",
  * it; a profile's first field is almost always sample_type or sample, so
  * one that starts so and does not parse is corrupt rather than foreign. */
 static enum format_sniff
-formats_pprof_sniff(const uint8_t *buf, size_t len)
+formats_pprof_sniff(const uint8_t *buf, size_t len, int text)
 {
 	if (pprof_is_gzip(buf, len))
 		return FORMAT_SNIFF_YES;
-	if (formats_is_text(buf, len))
+	if (text)
 		return FORMAT_SNIFF_NO;
 	return buf[0] == 0x0a || buf[0] == 0x12 ? FORMAT_SNIFF_YES :
 	    FORMAT_SNIFF_MAYBE;
@@ -106,11 +106,11 @@ static const char *const formats_folded_exts[] = { ".folded", ".collapsed", NULL
 
 /* Whether BUF is text whose first non-blank line ends in an integer. */
 static enum format_sniff
-formats_folded_sniff(const uint8_t *buf, size_t len)
+formats_folded_sniff(const uint8_t *buf, size_t len, int text)
 {
 	const uint8_t *end = buf + len, *eol, *stop, *tok;
 
-	if (!formats_is_text(buf, len))
+	if (!text)
 		return FORMAT_SNIFF_NO;
 	for (; buf < end; buf = eol + 1) {
 		eol = memchr(buf, '\n', (size_t)(end - buf));
@@ -185,7 +185,7 @@ formats_svg_write(const struct profile *p, FILE *fp, const struct format_opts *o
 {
 	struct flamegraph_opts fo;
 	const char *command = profile_comment_value(p, PROFILE_COMMENT_COMMAND);
-	const char *source = o != NULL && o->source != NULL ? o->source : NULL;
+	const char *source = o != NULL ? o->source : NULL;
 	char *title, *clean = command ? secret_scrub_command(command) : NULL;
 	int rc;
 
@@ -350,6 +350,7 @@ format_parse(const uint8_t *buf, size_t len, const char *name,
 	struct profile *p;
 	char detail[256], names[128];
 	size_t i, nmaybe = 0;
+	int text;
 
 	if (fmt != NULL)
 		*fmt = NULL;
@@ -358,10 +359,11 @@ format_parse(const uint8_t *buf, size_t len, const char *name,
 		return NULL;
 	}
 	detail[0] = '\0';
+	text = formats_is_text(buf, len);
 	for (i = 0; (f = format_table[i]) != NULL; i++) {
 		if (f->parse == NULL)
 			continue;
-		switch (f->sniff(buf, len)) {
+		switch (f->sniff(buf, len, text)) {
 		case FORMAT_SNIFF_YES:
 			if ((p = f->parse(buf, len, detail, sizeof detail)) == NULL) {
 				error_set(err, errlen, "'%s' is truncated or corrupt: %s",

@@ -53,10 +53,11 @@ struct format {
 	/* Readers only (NULL otherwise): whether an input starting with
 	 * byte C may be in this format (so that a large foreign input is
 	 * refused at its first byte), whether BUF, a whole non-empty input,
-	 * is, and parsing it (a detail of what is wrong in DETAIL on
-	 * failure). */
+	 * is (TEXT: it holds no control byte but tab, CR and LF, worked out
+	 * once for all the readers), and parsing it (a detail of what is
+	 * wrong in DETAIL on failure). */
 	int (*first_byte)(uint8_t c);
-	enum format_sniff (*sniff)(const uint8_t *buf, size_t len);
+	enum format_sniff (*sniff)(const uint8_t *buf, size_t len, int text);
 	struct profile *(*parse)(const uint8_t *buf, size_t len, char *detail,
 	    size_t detaillen);
 	/* Write P to FP; 0, or -1 with errno set. */
