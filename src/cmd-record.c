@@ -21,7 +21,6 @@
 #include "push.h"
 #include "sampler.h"
 #include "script.h"
-#include "text.h"
 #include "vm.h"
 #include "xmalloc.h"
 
@@ -132,8 +131,6 @@ cmd_record_vm_finish(void *arg, int ran)
 	struct cmd_record *r = arg;
 	struct sampler_stats stats;
 	struct profile *p;
-	struct text_opts topts;
-	struct format_opts fo = { 0 };
 	char err[512];
 	int rc = 0;
 
@@ -147,14 +144,12 @@ cmd_record_vm_finish(void *arg, int ran)
 	}
 	script_procs_merge(&r->run.procs, &p, r->run.procs.child_timeout, NULL, 0);
 	script_procs_release(&r->run.procs);
-	text_opts_init(&topts);
-	fo.text = &topts;
 	if (r->print) {
-		if (profile_write_file(p, "-", &format_text, &fo, err, sizeof err) != 0) {
+		if (profile_write_file(p, "-", &format_text, NULL, err, sizeof err) != 0) {
 			error_print("%s", err);
 			rc = -1;
 		}
-	} else if (profile_write_file_as(p, r->output_path, r->output, r->format, &fo, err,
+	} else if (profile_write_file_as(p, r->output_path, r->output, r->format, NULL, err,
 	    sizeof err) != 0) {
 		error_print("%s", err);
 		rc = -1;

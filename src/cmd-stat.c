@@ -297,6 +297,7 @@ static int
 cmd_stat_vm_finish(void *arg, int ran)
 {
 	struct cmd_stat *st = arg;
+	const struct format *fmt = format_by_path(st->output, FORMAT_RECORD);
 	struct sampler_stats ss;
 	struct profile *p;
 	int64_t t0 = util_mono_ns();
@@ -311,9 +312,7 @@ cmd_stat_vm_finish(void *arg, int ran)
 	cmd_stat_collect(st, p, &ss, util_mono_ns() - t0);
 	st->ran = 1;
 	if (st->save && profile_write_file_as(p, st->output_path, st->output,
-	    format_by_path(st->output, FORMAT_RECORD) != NULL ?
-	    format_by_path(st->output, FORMAT_RECORD) : &format_pprof,
-	    NULL, err, sizeof err) != 0) {
+	    fmt != NULL ? fmt : &format_pprof, NULL, err, sizeof err) != 0) {
 		rc = error_print("%s", err);
 	}
 	if (st->figures_fd >= 0) {

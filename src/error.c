@@ -30,13 +30,6 @@ error_set_prefix(const char *prefix)
 	error_prefix_text = prefix != NULL ? prefix : "rperf";
 }
 
-/* The prefix of printed messages. */
-const char *
-error_prefix(void)
-{
-	return error_prefix_text;
-}
-
 /* Print "PREFIX: MESSAGE\n" on stderr in one write where stdio allows. */
 int
 error_vprint(const char *fmt, va_list ap)

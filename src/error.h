@@ -20,7 +20,6 @@ void error_set(char *err, size_t errlen, const char *fmt, ...)
 /* The prefix of every printed message, "rperf" or "rperf NAME" (not
  * copied: pass a string that lives as long as the process). */
 void error_set_prefix(const char *prefix);
-const char *error_prefix(void);
 
 /* Print "PREFIX: MESSAGE" on stderr (stdout flushed first); returns -1,
  * so that a function may end with "return error_print(...)". */
