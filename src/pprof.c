@@ -45,13 +45,17 @@
 #define PPROF_FRAMES_RATIO 16
 #define PPROF_FRAMES_FLOOR ((size_t)1 << 20)
 
-/* A deflate stream that protobuf-c appends to, writing into a FILE. */
+/* A deflate stream that protobuf-c appends to, writing into a FILE.
+ * protobuf-c appends field by field, a few bytes at a time; they are
+ * gathered in `in` so that deflate runs on whole blocks. */
 struct pprof_out {
 	ProtobufCBuffer base;
 	z_stream zs;
 	FILE *fp;
 	int failed;		/* 0, or an errno-like code */
 	const char *zerr;	/* zlib's message when it failed */
+	size_t nin;
+	unsigned char in[32768];
 	unsigned char buf[65536];
 };
 
@@ -128,13 +132,34 @@ pprof_out_deflate(struct pprof_out *o, const uint8_t *data, size_t len,
 		pprof_out_flush(o);
 }
 
-/* protobuf-c's append callback: compress and write DATA. */
+/* Compress what was gathered in O->in. */
+static void
+pprof_out_drain(struct pprof_out *o)
+{
+	if (o->nin != 0 && o->failed == 0)
+		pprof_out_deflate(o, o->in, o->nin, Z_NO_FLUSH);
+	o->nin = 0;
+}
+
+/* protobuf-c's append callback: gather DATA, compress it a block at a
+ * time (a large append goes to deflate directly). */
 static void
 pprof_out_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
 {
 	struct pprof_out *o = (struct pprof_out *)b;
 	const size_t chunk = (size_t)1 << 30;
 
+	if (len <= sizeof o->in - o->nin) {
+		memcpy(o->in + o->nin, data, len);
+		o->nin += len;
+		return;
+	}
+	pprof_out_drain(o);
+	if (len <= sizeof o->in) {
+		memcpy(o->in, data, len);
+		o->nin = len;
+		return;
+	}
 	while (len != 0 && o->failed == 0) {
 		size_t n = len < chunk ? len : chunk;
 
@@ -270,7 +295,9 @@ pprof_write(const struct profile *p, FILE *fp, char *err, size_t errlen)
 	o = xcalloc(1, sizeof *o);
 	o->base.append = pprof_out_append;
 	o->fp = fp;
-	if (deflateInit2(&o->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED,
+	/* The fastest level, as Go's own profile writer uses: a profile is
+	 * written at the end of the run the user is waiting for. */
+	if (deflateInit2(&o->zs, Z_BEST_SPEED, Z_DEFLATED,
 	    16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 		error_set(err, errlen, "cannot start compression");
 		free(o);
@@ -279,6 +306,7 @@ pprof_write(const struct profile *p, FILE *fp, char *err, size_t errlen)
 	o->zs.next_out = o->buf;
 	o->zs.avail_out = sizeof o->buf;
 	perftools__profiles__profile__pack_to_buffer(&m, &o->base);
+	pprof_out_drain(o);
 	if (o->failed == 0)
 		pprof_out_deflate(o, NULL, 0, Z_FINISH);
 	deflateEnd(&o->zs);
