@@ -82,6 +82,9 @@
 /* The most compile sites (Kernel#require, Kernel#eval, ...) remembered. */
 #define SAMPLER_COMPILE_SITES	16
 
+/* The job times itself once in this many runs (see sampler_job). */
+#define SAMPLER_JOB_TIMED	16
+
 /* Buffer this many samples before handing them to the worker. */
 #define SAMPLER_SWAP_THRESHOLD	1024
 
@@ -230,7 +233,8 @@ struct sampler {
 	atomic_uint_fast64_t triggers;
 	uint64_t samples;
 	uint64_t timer_samples;
-	uint64_t job_ns;
+	uint64_t job_ns;	/* estimated from one job in SAMPLER_JOB_TIMED */
+	uint64_t jobs;		/* jobs run, for that estimate */
 	uint64_t nthreads;
 	uint64_t worker_cpu_ns;		/* read before the worker exits */
 };

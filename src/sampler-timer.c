@@ -136,7 +136,7 @@ sampler_aggregate(struct sampler_buffer *b)
 		for (d = 0; d < s->depth; d++)
 			ids[d] = agg_frames_intern(&sampler.frames,
 			    b->frames[s->frame_off + d], b->owns[s->frame_off + d],
-			    b->lines[s->frame_off + d]);
+			    b->lines != NULL ? b->lines[s->frame_off + d] : 0);
 		k = agg_stacks_add(&sampler.stacks, ids, (uint32_t)s->depth,
 		    s->thread_seq, s->label_set, s->state, s->weight);
 		if (!sampler.cfg.aggregate) {

@@ -72,7 +72,7 @@ struct sampler_stats {
 	uint64_t triggers;	/* timer expirations */
 	uint64_t samples;	/* samples recorded, of every kind */
 	uint64_t timer_samples;	/* of those, taken by the timer's job */
-	uint64_t job_ns;	/* wall time spent in the job itself */
+	uint64_t job_ns;	/* wall time spent in the job itself (estimated) */
 	uint64_t threads;	/* Ruby threads seen */
 	int64_t duration_ns;	/* from start to stop */
 	uint64_t worker_cpu_ns;	/* CPU time of the sampler's own thread */
