@@ -5,8 +5,25 @@
 # exceeds the target (2% cpu, 3% wall).  Methods measured by their
 # number of "calls" instead (same-cost bodies) are compared by share: a
 # method's share of those methods' profiled time against its share of
-# their calls.
+# their calls, and against the error an ideal sampler would make by
+# chance alone with as many samples (the counting floor, simulated): a
+# sampler at 1000 Hz sees a 1 s run through about 1000 samples, so a
+# method with 2% of the calls gets about 20 of them, give or take 4.
 require "json"
+
+# The mean relative error of the shares WANT (summing to 1) estimated from
+# N samples drawn at random, over TRIALS simulated runs.
+def counting_floor(want, n, trials = 400)
+  rng = Random.new(1)
+  cum = want.each_with_object([]) { |w, a| a << (a.last || 0) + w }
+  total = 0.0
+  trials.times do
+    hits = Array.new(want.size, 0)
+    n.times { r = rng.rand; hits[cum.index { |c| r < c } || want.size - 1] += 1 }
+    total += want.each_with_index.sum { |w, i| (hits[i].fdiv(n) - w).abs / w } / want.size
+  end
+  total / trials
+end
 
 folded, measured_path, mode = ARGV
 measured = JSON.parse(File.read(measured_path))
@@ -29,7 +46,10 @@ unless by_calls.empty?
     printf("  %-22s calls %6.2f%%  profiled %6.2f%%  error %6.2f%%\n", name, want * 100, got * 100, err * 100)
     err
   end
-  printf("  mean error of the call shares %.2f%%\n", errors.sum / errors.size * 100)
+  want = by_calls.sort.map { |_, t| t["calls"].fdiv(calls) }
+  samples = [(time / 1e6).round, 1].max	# 1 ms per sample at 1000 Hz
+  printf("  mean error of the call shares %.2f%% (an ideal sampler's by chance with %d samples: %.2f%%)\n",
+    errors.sum / errors.size * 100, samples, counting_floor(want, samples) * 100)
 end
 
 errors = measured.sort.map do |name, t|
