@@ -195,6 +195,10 @@ struct sampler {
 	pthread_t worker;
 	int worker_made;
 	atomic_int worker_tid;
+	/* The fast CPU clock's kernel check, run by the worker (cpu mode):
+	 * the event is opened on the starting thread, probe_ready set. */
+	struct cpuclock probe;
+	int probe_ready;
 
 	/* worker hand-off */
 	pthread_mutex_t worker_mutex;

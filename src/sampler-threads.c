@@ -41,7 +41,9 @@ sampler_thread_create(VALUE thread)
 	if (sampler.cfg.mode == SAMPLER_CPU) {
 		int64_t now = 0;
 
-		cpuclock_open(&td->clock);
+		/* The worker probes the kernel (a short sleep) at its start,
+		 * so the script does not wait for it. */
+		cpuclock_open_lazy(&td->clock);
 		sampler_read_clock(td->cpu_clock, &now);
 		td->clock_offset = now - cpuclock_read(&td->clock);
 		td->clock_open = 1;

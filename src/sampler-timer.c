@@ -179,6 +179,13 @@ sampler_worker_main(void *arg)
 		int64_t now, deadline = INT64_MAX;
 		int ticking;
 
+		if (sampler.probe_ready) {
+			sampler.probe_ready = 0;
+			pthread_mutex_unlock(&sampler.worker_mutex);
+			cpuclock_probe_run(&sampler.probe);
+			pthread_mutex_lock(&sampler.worker_mutex);
+			continue;
+		}
 		if (atomic_load(&sampler.swap_pending)) {
 			int standby = atomic_load(&sampler.active) ^ 1;
 
@@ -312,11 +319,20 @@ sampler_timer_start(char *err, size_t errlen)
 		return -1;
 	}
 	sampler.worker_made = 1;
-	if (!sampler.use_signal)
-		return 0;
-	/* The timer's signal goes to the worker, once it says who it is. */
+	/* The worker says who it is: the timer's signal goes to it, and it
+	 * runs the fast CPU clock's check (a short sleep) so that the
+	 * script does not wait for that. */
 	while (atomic_load(&sampler.worker_tid) == 0)
 		sched_yield();
+	if (sampler.cfg.mode == SAMPLER_CPU &&
+	    cpuclock_probe_open(&sampler.probe, atomic_load(&sampler.worker_tid))) {
+		pthread_mutex_lock(&sampler.worker_mutex);
+		sampler.probe_ready = 1;
+		pthread_cond_broadcast(&sampler.worker_cond);
+		pthread_mutex_unlock(&sampler.worker_mutex);
+	}
+	if (!sampler.use_signal)
+		return 0;
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = sampler.cfg.signal;
@@ -338,6 +354,7 @@ sampler_timer_release(void)
 		sampler.timer_made = 0;
 	}
 	sampler_worker_quit();
+	cpuclock_close(&sampler.probe);	/* if the worker did not get to it */
 	if (sampler.handler_set) {
 		sigaction(sampler.cfg.signal, &sampler.old_action, NULL);
 		sampler.handler_set = 0;
