@@ -17,6 +17,11 @@
  * keep the names of rb_profile_frame_full_label.  The job's part
  * allocates nothing and calls no Ruby method; the naming runs at build
  * time, with the GVL.
+ *
+ * sampler_frames_top runs in a signal handler, on the thread whose
+ * record it reads: it reads the same words the walk does (the record,
+ * the context's head, one control frame inside the VM stack), stores
+ * nothing but into its arguments, and calls nothing.
  */
 #include <stdint.h>
 #include <string.h>
@@ -95,6 +100,44 @@ sampler_frames_vm_thread(VALUE thread)
 #endif
 }
 
+/* The innermost control frame of VM_THREAD's current context and its
+ * iseq word (0 for a C frame), into *CFP and *ISEQ: 1, or 0 (nothing read that
+ * could be trusted).  Async-signal-safe; only on VM_THREAD's own thread,
+ * where its record and the VM stack of the context it runs cannot be
+ * freed under us. */
+int
+sampler_frames_top(void *vm_thread, const void **cfp, VALUE *iseq)
+{
+#if SAMPLER_FRAMES_MIRROR
+	const struct sampler_frames_th *th = vm_thread;
+	const struct sampler_frames_ec *ec;
+	const struct sampler_frames_cfp *f;
+	const VALUE *lo, *hi;
+	size_t size;
+
+	if (th == NULL || (ec = th->ec) == NULL || ec->thread_ptr != vm_thread)
+		return 0;
+	lo = ec->vm_stack;
+	size = ec->vm_stack_size;
+	f = ec->cfp;
+	if (lo == NULL || size == 0 || size > (SIZE_MAX >> 4))
+		return 0;
+	hi = lo + size;
+	/* The last frame is the VM's dummy: never a frame of ours. */
+	if ((const VALUE *)f < lo || (const VALUE *)(f + 2) > hi ||
+	    ((uintptr_t)hi - (uintptr_t)f) % sizeof *f != 0)
+		return 0;
+	*cfp = f;
+	*iseq = f->pc != NULL ? f->iseq : 0;
+	return 1;
+#else
+	(void)vm_thread;
+	(void)cfp;
+	(void)iseq;
+	return 0;
+#endif
+}
+
 #if SAMPLER_FRAMES_MIRROR
 /* Whether FRAME, an entry of rb_profile_frames, is a Ruby frame's (a
  * method entry of a Ruby method, or an iseq), not a C method's. */
@@ -118,7 +161,9 @@ sampler_frames_is_iseq(VALUE frame)
  * Fill OWN[0..DEPTH) with the own iseq of each of the DEPTH frames that
  * rb_profile_frames put in FRAMES (LIMIT asked for) for the thread whose
  * VM record is VM_THREAD: a Ruby frame's iseq, 0 for a C frame.  1 if the
- * control frames agree with FRAMES; else 0, with OWN all 0.
+ * control frames agree with FRAMES; else 0, with OWN all 0.  CFPS, if not
+ * NULL, gets each Ruby frame's control frame (NULL for a C frame), for
+ * sampler_job to find the frame noted at the tick.
  *
  * rb_profile_frames gives every Ruby frame with a pc, and those C frames
  * whose method is a C method; so the Ruby frames (pc set) of the walk
@@ -131,7 +176,7 @@ sampler_frames_is_iseq(VALUE frame)
  */
 int
 sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
-    VALUE *own)
+    VALUE *own, const void **cfps)
 {
 #if SAMPLER_FRAMES_MIRROR
 	struct sampler_frames_th *th = vm_thread;
@@ -160,6 +205,8 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
 		/* Every frame was given (the common case: no C block, no
 		 * dummy frame), so frame j is entry j. */
 		for (; j < depth; j++, cfp++) {
+			if (cfps != NULL)
+				cfps[j] = cfp->pc != NULL ? cfp : NULL;
 			if (cfp->pc == NULL) {
 				own[j] = 0;
 				continue;
@@ -179,6 +226,8 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
 		while (j < depth && !sampler_frames_ruby(frames[j])) {
 			if (gap-- == 0)
 				goto fail;	/* more C entries than C frames */
+			if (cfps != NULL)
+				cfps[j] = NULL;
 			own[j++] = 0;
 		}
 		if (j == depth) {
@@ -189,12 +238,16 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
 		if (cfp->iseq == 0 ||
 		    (sampler_frames_is_iseq(frames[j]) && frames[j] != cfp->iseq))
 			goto fail;
+		if (cfps != NULL)
+			cfps[j] = cfp;
 		own[j++] = cfp->iseq;
 		gap = 0;
 	}
 	while (j < depth && !sampler_frames_ruby(frames[j])) {
 		if (gap-- == 0)
 			goto fail;
+		if (cfps != NULL)
+			cfps[j] = NULL;
 		own[j++] = 0;
 	}
 	if (j != depth)
@@ -205,8 +258,11 @@ fail:
 	(void)vm_thread;
 	(void)limit;
 #endif
-	if (depth > 0)
+	if (depth > 0) {
 		memset(own, 0, depth * sizeof *own);
+		if (cfps != NULL)
+			memset(cfps, 0, depth * sizeof *cfps);
+	}
 	return 0;
 }
 

@@ -122,7 +122,8 @@ sampler_capture(struct sampler_thread *td, int self)
 		depth = 0;
 	if (!sampler.cfg.lines)
 		memset(td->lines, 0, depth * sizeof(int));
-	sampler_frames_own(td->vm_thread, td->stack, depth, SAMPLER_MAX_DEPTH, td->own);
+	sampler_frames_own(td->vm_thread, td->stack, depth, SAMPLER_MAX_DEPTH, td->own,
+	    td->cfps);
 	td->depth = depth;
 }
 
@@ -238,10 +239,14 @@ sampler_job(void *arg)
 	sampler.triggers_served = triggers;
 	t0 = util_mono_ns();
 	td = sampler_thread_current();
+	if (sampler.noting)
+		sampler_signal_holder(1);
 	now = sampler_clock_self(td);
 	if (now > td->prev) {
 		sampler_capture(td, 1);
-		if (sampler.ncompile_sites > 0)
+		/* A frame noted at the tick ran Ruby code then: no compile
+		 * time to move off a callee. */
+		if (!sampler_signal_cut(td, triggers) && sampler.ncompile_sites > 0)
 			sampler_drop_compile_callee(td);
 		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
 		td->prev = now;
@@ -318,7 +323,8 @@ sampler_compiled_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VAL
 	sampler.timer_samples++;
 }
 
-/* GVL hook (wall mode).  Only RESUMED holds the GVL. */
+/* GVL hook: who holds the GVL (for the tick's signal), and in wall mode
+ * the split of each release.  Only RESUMED holds the GVL. */
 static void
 sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *data,
     void *arg)
@@ -326,8 +332,18 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	struct sampler_thread *td;
 	int64_t now;
 
-	if (!atomic_load(&sampler.armed) || sampler.forked ||
-	    sampler.cfg.mode != SAMPLER_WALL)
+	if (sampler.forked)
+		return;
+	if (sampler.noting) {
+		if (event & (RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
+		    RUBY_INTERNAL_THREAD_EVENT_EXITED))
+			sampler_signal_holder(0);
+		else if ((event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) &&
+		    data->thread == rb_thread_current())
+			sampler_signal_holder(1);
+	}
+	if (!atomic_load(&sampler.armed) || sampler.cfg.mode != SAMPLER_WALL ||
+	    (event & RUBY_INTERNAL_THREAD_EVENT_EXITED))
 		return;
 	td = sampler_thread_get(data->thread);
 	if (event & RUBY_INTERNAL_THREAD_EVENT_SUSPENDED) {
@@ -425,7 +441,9 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 			sampler_thread_create(thread);
 		return;
 	}
-	/* THREAD_END: bill the rest of the thread's life and drop it. */
+	/* THREAD_END: bill the rest of the thread's life and drop it; no
+	 * tick is passed to this thread from now on. */
+	sampler_signal_detach();
 	if (td == NULL)
 		return;
 	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building))
@@ -434,11 +452,14 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 	sampler_thread_free(td);
 }
 
-/* Add the GC and thread hooks and, in wall mode, the GVL hook (or take
- * back the one the parent left in this forked child). */
+/* Add the GC and thread hooks and, in wall mode or when ticks are
+ * noted, the GVL hook (or take back the one the parent left in this
+ * forked child). */
 void
 sampler_hooks_install(void)
 {
+	rb_event_flag_t gvl_events = 0;
+
 	rb_add_event_hook(sampler_gc_hook,
 	    RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK |
 	    RUBY_INTERNAL_EVENT_GC_END_SWEEP | RUBY_INTERNAL_EVENT_GC_ENTER |
@@ -450,11 +471,17 @@ sampler_hooks_install(void)
 	if (sampler_orphan_gvl_hook != NULL) {
 		sampler.gvl_hook = sampler_orphan_gvl_hook;
 		sampler_orphan_gvl_hook = NULL;
-	} else if (sampler.cfg.mode == SAMPLER_WALL) {
-		sampler.gvl_hook = rb_internal_thread_add_event_hook(sampler_gvl_hook,
-		    RUBY_INTERNAL_THREAD_EVENT_SUSPENDED | RUBY_INTERNAL_THREAD_EVENT_READY |
-		    RUBY_INTERNAL_THREAD_EVENT_RESUMED, NULL);
+		return;
 	}
+	if (sampler.cfg.mode == SAMPLER_WALL)
+		gvl_events |= RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
+		    RUBY_INTERNAL_THREAD_EVENT_READY | RUBY_INTERNAL_THREAD_EVENT_RESUMED;
+	if (sampler.noting)
+		gvl_events |= RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
+		    RUBY_INTERNAL_THREAD_EVENT_RESUMED | RUBY_INTERNAL_THREAD_EVENT_EXITED;
+	if (gvl_events != 0)
+		sampler.gvl_hook = rb_internal_thread_add_event_hook(sampler_gvl_hook,
+		    gvl_events, NULL);
 }
 
 /* Remove the GVL, GC and thread hooks. */

@@ -3,15 +3,20 @@
  * src/sampler*.c may include it (sampler.h is the API).  One state,
  * `sampler`, is kept by sampler.c (start, stop, snapshots, control
  * jobs), sampler-timer.c (clocks, timer, worker),
- * sampler-hooks.c (the job and the VM hooks, billing), sampler-threads.c
+ * sampler-signal.c (the frame each tick found), sampler-hooks.c (the
+ * job and the VM hooks, billing), sampler-threads.c
  * (thread records, GC marking, fork), sampler-frames.c (each frame's own
  * iseq and its name) and sampler-build.c (the profile).
  *
  * Who runs what:
  * - The timer (a POSIX timer whose real-time signal goes to the worker
  *   thread, or the worker thread itself sleeping between ticks) only
- *   counts the tick and triggers the postponed job.  The signal handler
- *   touches no Ruby API and allocates nothing.
+ *   counts the tick and triggers the postponed job.  With the signal, the
+ *   worker's handler passes it on to the thread holding the GVL (tracked
+ *   by the GVL hook and the job), whose handler notes its innermost
+ *   control frame in a thread-local note and triggers the job there.
+ *   The signal handlers touch no Ruby API but rb_postponed_job_trigger,
+ *   take no lock and allocate nothing.
  * - The postponed job runs on the thread holding the GVL at a safepoint:
  *   it bills the thread's clock since its previous sample to the current
  *   stack and appends the raw frame VALUEs to the active sample buffer.
@@ -29,6 +34,16 @@
  * - Frame VALUEs held here are marked for the GC (pinned, so compaction
  *   cannot move them) until the profile is built, where they are resolved
  *   to names with the GVL held.
+ *
+ * Self time: the job runs at the next safepoint, very often the `leave`
+ * of a small method the thread called after the tick, so the stack there
+ * would bill the caller's own work to its callees.  When the frame noted
+ * at the tick is a caller of the job's leaf, still running the same iseq,
+ * the job bills the stack cut at that frame (sampler_job); when it is the
+ * leaf, is gone, is a C frame, or nothing was noted (--signal false, no
+ * control-frame mirror for this Ruby, M:N threads), the stack at the
+ * safepoint.  The weight is the same either way.  With --lines the cut
+ * frame's line is that of its call in progress, not of the tick's pc.
  *
  * Billing: each thread keeps `prev`, the reading of its clock (its CPU
  * clock in cpu mode, CLOCK_MONOTONIC in wall mode) up to which its time
@@ -64,6 +79,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include <ruby.h>
@@ -130,6 +146,7 @@ struct sampler_thread {
 	VALUE stack[SAMPLER_MAX_DEPTH];
 	VALUE own[SAMPLER_MAX_DEPTH];	/* each frame's own iseq, or 0 */
 	int lines[SAMPLER_MAX_DEPTH];
+	const void *cfps[SAMPLER_MAX_DEPTH];	/* each Ruby frame's control frame */
 	struct sampler_thread *next;
 	struct sampler_thread **pprev;
 };
@@ -185,6 +202,9 @@ struct sampler {
 
 	/* timer */
 	int use_signal;
+	int noting;			/* ticks note the GVL holder's frame */
+	pid_t pid;
+	atomic_int gvl_tid;		/* kernel id of the GVL holder, or 0 */
 	timer_t timer;
 	int timer_made;
 	struct sigaction old_action;
@@ -276,6 +296,24 @@ void sampler_job(void *arg);
 void sampler_hooks_install(void);
 void sampler_hooks_remove(void);
 
+/* sampler-signal.c: the frame the GVL holder was in at each tick */
+/* Decide whether ticks are noted in this run (at start). */
+void sampler_signal_init(void);
+/* The current thread is the worker. */
+void sampler_signal_worker(void);
+/* The current thread (VM record VM_THREAD) is sampled; it ends. */
+void sampler_signal_attach(void *vm_thread);
+void sampler_signal_detach(void);
+/* The current thread took the GVL (ON) or let it go. */
+void sampler_signal_holder(int on);
+/* In a forked child: forget thread ids. */
+void sampler_signal_forked(void);
+/* The timer signal's handler (worker and Ruby threads alike). */
+void sampler_signal_handler(int sig);
+/* Cut TD's captured stack at the frame noted at tick TICK when that is
+ * a caller of its leaf (in the job); 1 if cut. */
+int sampler_signal_cut(struct sampler_thread *td, uint_fast64_t tick);
+
 /* sampler-threads.c: thread records, GC marking, fork */
 /* Make the locks (afresh in a forked child). */
 void sampler_locks_init(void);
@@ -298,10 +336,14 @@ void sampler_reset_baselines(void);
 /* sampler-frames.c: each frame's own iseq and the name Ruby gives it */
 /* The VM's record of THREAD, or NULL where its layout is not known. */
 void *sampler_frames_vm_thread(VALUE thread);
-/* Each of the DEPTH FRAMES' own iseq (0 for C frames) into OWN, read from
+/* Each of the DEPTH FRAMES' own iseq (0 for C frames) into OWN, and each
+ * Ruby frame's control frame into CFPS (may be NULL), read from
  * VM_THREAD's control frames; 1, or 0 (OWN all 0) where they disagree. */
 int sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
-    VALUE *own);
+    VALUE *own, const void **cfps);
+/* VM_THREAD's innermost control frame and its iseq word (0: a C frame):
+ * 1, or 0.  Async-signal-safe, on VM_THREAD's own thread only. */
+int sampler_frames_top(void *vm_thread, const void **cfp, VALUE *iseq);
 /* FRAME's name as Ruby 3.4's backtrace gives it, knowing its own iseq
  * OWN (0: not known); *CLAUSE: a rescue or ensure clause. */
 VALUE sampler_frames_name(VALUE frame, VALUE own, int *clause);

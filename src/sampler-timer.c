@@ -2,7 +2,8 @@
  * sampler-timer.c: the sampler's clocks, its timer and its worker thread.
  * The timer (a POSIX timer whose real-time signal goes to the worker, or
  * the worker itself sleeping between ticks) only counts the tick and
- * triggers the postponed job; the worker folds full sample buffers into
+ * triggers the postponed job (the signal's handler, which passes the
+ * signal on to the GVL holder, is in sampler-signal.c); the worker folds full sample buffers into
  * the frame and stack tables and triggers the interval and control jobs
  * when they are due.  The signal handlers and the worker hold no GVL:
  * they must never touch the Ruby API beyond rb_postponed_job_trigger,
@@ -61,17 +62,6 @@ int64_t
 sampler_period_ns(void)
 {
 	return UTIL_NS_PER_SEC / sampler.cfg.frequency;
-}
-
-/* The timer signal's handler: count and ask for a sample. Nothing else. */
-static void
-sampler_signal_handler(int sig)
-{
-	int saved = errno;
-
-	atomic_fetch_add(&sampler.triggers, 1);
-	rb_postponed_job_trigger(sampler.job);
-	errno = saved;
 }
 
 /* The control signal's handler: ask for a snapshot.  Nothing else. */
@@ -172,6 +162,7 @@ sampler_worker_main(void *arg)
 	if (sampler.use_signal)
 		sigdelset(&set, sampler.cfg.signal);
 	pthread_sigmask(SIG_SETMASK, &set, NULL);
+	sampler_signal_worker();
 	atomic_store(&sampler.worker_tid, (int)syscall(SYS_gettid));
 
 	pthread_mutex_lock(&sampler.worker_mutex);
@@ -339,6 +330,10 @@ sampler_timer_release(void)
 	}
 	sampler_worker_quit();
 	if (sampler.handler_set) {
+		/* A tick the worker passed on to a Ruby thread that has not
+		 * taken it yet must not meet the old action (by default, the
+		 * end of the process): ignoring the signal discards it. */
+		signal(sampler.cfg.signal, SIG_IGN);
 		sigaction(sampler.cfg.signal, &sampler.old_action, NULL);
 		sampler.handler_set = 0;
 	}
