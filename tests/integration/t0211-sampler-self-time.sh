@@ -1,0 +1,80 @@
+#!/bin/sh
+# Self time goes to the frame the thread was in when the timer fired, not
+# to the small callee whose return is the next safepoint; the weights
+# still add up to the thread's CPU time; frames moving under the sampler
+# (threads, fibers, GC.compact, fork) crash nothing.
+. "$TEST_SRCDIR/test-lib.sh"
+
+# The same bound as t0207 (see there for the sanitizers').
+bound=1
+[ -n "${RPERF_SANITIZERS:-}" ] && bound=3
+
+# Self weight of method $2 in folded file $1 (stacks whose leaf it is).
+self_ns() {
+	awk -v m="$2" '{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";");
+		if (f[n] == m) s += w } END { printf "%.0f\n", s }' "$1"
+}
+
+# The leaf with the most self weight in folded file $1.
+top_self() {
+	awk '{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); s[f[n]] += w }
+		END { for (k in s) if (s[k] > best) { best = s[k]; top = k }; print top }' "$1"
+}
+
+# The callee is about a tenth of the loop's time (bench/accuracy/cpu_self
+# measures it); billed at the safepoint it got three quarters.  Half is
+# far from both, so noise on a busy machine cannot fail this.
+check_shares() {
+	caller=$(self_ns "$1" Object#caller_loop) callee=$(self_ns "$1" Object#callee) &&
+	top=$(top_self "$1") &&
+	echo "caller $caller callee $callee top $top" &&
+	test "$top" = Object#caller_loop &&
+	awk -v a="$callee" -v b="$caller" 'BEGIN { exit !(b > 0 && a * 2 < a + b) }'
+}
+
+test_expect_success 'cpu mode: the caller keeps its own time' '
+	"$RPERF" record -q -o c.folded "$FIXTURES/self_time.rb" 1 >out &&
+	check_shares c.folded
+'
+
+test_expect_success 'cpu mode: the weights still add up to the thread CPU time' '
+	seen=$(sed -n "s/^thread 1 //p" out) &&
+	billed=$(folded_sum c.folded) &&
+	echo "seen $seen billed $billed" &&
+	within_pct "$billed" "$seen" $bound
+'
+
+test_expect_success 'wall mode: the caller keeps its own time' '
+	"$RPERF" record -q -m wall -o w.folded "$FIXTURES/self_time.rb" 1 >out &&
+	check_shares w.folded
+'
+
+test_expect_success 'YJIT: the caller keeps its own time' '
+	if ! "$RUBY" --yjit -e "exit RubyVM::YJIT.enabled?" 2>/dev/null; then
+		echo "no YJIT in this Ruby"; exit 0
+	fi &&
+	"$RPERF" record -q -o y.folded --yjit "$FIXTURES/self_time.rb" 1 >out &&
+	check_shares y.folded
+'
+
+test_expect_success 'with --lines, the caller keeps its own time' '
+	"$RPERF" record -q --lines -o l.folded "$FIXTURES/self_time.rb" 1 >out &&
+	sed "s/:[0-9]*;/;/g; s/:[0-9]* / /" l.folded >l2.folded &&
+	check_shares l2.folded
+'
+
+test_expect_success 'the timer thread (--signal=false) bills the safepoint as before' '
+	"$RPERF" record -q --signal=false -o t.folded "$FIXTURES/self_time.rb" 0.5 >out &&
+	test_grep "Object#callee" t.folded
+'
+
+for mode in cpu wall; do
+	test_expect_success "$mode mode: threads, fibers, GC.compact and fork crash nothing" '
+		"$RPERF" record -q -m '$mode' -o s.folded "$FIXTURES/self_time_stress.rb" 1.5 &&
+		test_grep "Object#caller_loop" s.folded &&
+		test_grep "Kernel#fork;block in <main>;Object#caller_loop" s.folded &&
+		test_grep "levels\) in <main>;Object#caller_loop" s.folded
+	'
+done
+
+test_done
