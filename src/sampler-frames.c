@@ -18,13 +18,17 @@
  * allocates nothing and calls no Ruby method; the naming runs at build
  * time, with the GVL.
  *
- * sampler_frames_top runs in a signal handler, on the thread whose
- * record it reads: it reads the same words the walk does (the record,
- * the context's head, one control frame inside the VM stack), stores
- * nothing but into its arguments, and calls nothing.
+ * sampler_frames_peek runs on the worker, in a signal handler, while the
+ * thread it reads runs, or ends: it reads the same words the walk does
+ * (the record, the context's head, one control frame inside the VM
+ * stack), all of them through the kernel (process_vm_readv), so that
+ * memory freed under it cannot fault, and stores nothing but into its
+ * arguments.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include <ruby/version.h>
 
@@ -100,35 +104,68 @@ sampler_frames_vm_thread(VALUE thread)
 #endif
 }
 
-/* The innermost control frame of VM_THREAD's current context and its
- * iseq word (0 for a C frame), into *CFP and *ISEQ: 1, or 0 (nothing read that
- * could be trusted).  Async-signal-safe; only on VM_THREAD's own thread,
- * where its record and the VM stack of the context it runs cannot be
- * freed under us. */
+/* Whether this Ruby's control frames are the ones mirrored here. */
 int
-sampler_frames_top(void *vm_thread, const void **cfp, VALUE *iseq)
+sampler_frames_mirrored(void)
+{
+	return SAMPLER_FRAMES_MIRROR;
+}
+
+#if SAMPLER_FRAMES_MIRROR
+/* Copy LEN bytes at ADDR in this process into BUF through the kernel,
+ * which fails on memory that is not mapped instead of faulting: 0, 1
+ * (not readable), or -1 (the kernel will not read for us). */
+static int
+sampler_frames_copy(void *buf, const void *addr, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)addr, len };
+	ssize_t n = process_vm_readv(sampler.pid, &local, 1, &remote, 1, 0);
+
+	if (n == (ssize_t)len)
+		return 0;
+	if (n < 0 && (errno == EPERM || errno == ENOSYS))
+		return -1;
+	return 1;
+}
+#endif
+
+/*
+ * The innermost control frame of the thread whose VM record is VM_THREAD
+ * (current context) and its iseq word (0 for a C frame), into *CFP and
+ * *ISEQ: 1, 0 (nothing read that looks right), or -1 (the kernel will
+ * not let us read).  From another thread, without the GVL, while the
+ * thread runs or ends: every word goes through sampler_frames_copy, and
+ * what it gives is a guess the job checks.  Async-signal-safe.
+ */
+int
+sampler_frames_peek(void *vm_thread, const void **cfp, VALUE *iseq)
 {
 #if SAMPLER_FRAMES_MIRROR
-	const struct sampler_frames_th *th = vm_thread;
-	const struct sampler_frames_ec *ec;
-	const struct sampler_frames_cfp *f;
-	const VALUE *lo, *hi;
-	size_t size;
+	struct sampler_frames_th th;
+	struct sampler_frames_ec ec;
+	struct sampler_frames_cfp f;
+	const VALUE *hi;
+	int r;
 
-	if (th == NULL || (ec = th->ec) == NULL || ec->thread_ptr != vm_thread)
+	if ((r = sampler_frames_copy(&th, vm_thread, sizeof th)) != 0)
+		return -r;
+	if (th.ec == NULL)
 		return 0;
-	lo = ec->vm_stack;
-	size = ec->vm_stack_size;
-	f = ec->cfp;
-	if (lo == NULL || size == 0 || size > (SIZE_MAX >> 4))
+	if ((r = sampler_frames_copy(&ec, th.ec, sizeof ec)) != 0)
+		return -r;
+	if (ec.thread_ptr != vm_thread || ec.vm_stack == NULL || ec.vm_stack_size == 0 ||
+	    ec.vm_stack_size > (SIZE_MAX >> 4))
 		return 0;
-	hi = lo + size;
+	hi = ec.vm_stack + ec.vm_stack_size;
 	/* The last frame is the VM's dummy: never a frame of ours. */
-	if ((const VALUE *)f < lo || (const VALUE *)(f + 2) > hi ||
-	    ((uintptr_t)hi - (uintptr_t)f) % sizeof *f != 0)
+	if ((const VALUE *)ec.cfp < ec.vm_stack || (const VALUE *)(ec.cfp + 2) > hi ||
+	    ((uintptr_t)hi - (uintptr_t)ec.cfp) % sizeof f != 0)
 		return 0;
-	*cfp = f;
-	*iseq = f->pc != NULL ? f->iseq : 0;
+	if ((r = sampler_frames_copy(&f, ec.cfp, sizeof f)) != 0)
+		return -r;
+	*cfp = ec.cfp;
+	*iseq = f.pc != NULL ? f.iseq : 0;
 	return 1;
 #else
 	(void)vm_thread;

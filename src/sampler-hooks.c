@@ -239,14 +239,14 @@ sampler_job(void *arg)
 	sampler.triggers_served = triggers;
 	t0 = util_mono_ns();
 	td = sampler_thread_current();
-	if (sampler.noting)
-		sampler_signal_holder(1);
+	if (atomic_load(&sampler.noting))
+		sampler_tick_holder(td->vm_thread, 1);
 	now = sampler_clock_self(td);
 	if (now > td->prev) {
 		sampler_capture(td, 1);
 		/* A frame noted at the tick ran Ruby code then: no compile
 		 * time to move off a callee. */
-		if (!sampler_signal_cut(td, triggers) && sampler.ncompile_sites > 0)
+		if (!sampler_tick_cut(td, triggers) && sampler.ncompile_sites > 0)
 			sampler_drop_compile_callee(td);
 		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
 		td->prev = now;
@@ -334,18 +334,12 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 
 	if (sampler.forked)
 		return;
-	if (sampler.noting) {
-		if (event & (RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
-		    RUBY_INTERNAL_THREAD_EVENT_EXITED))
-			sampler_signal_holder(0);
-		else if ((event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) &&
-		    data->thread == rb_thread_current())
-			sampler_signal_holder(1);
-	}
-	if (!atomic_load(&sampler.armed) || sampler.cfg.mode != SAMPLER_WALL ||
-	    (event & RUBY_INTERNAL_THREAD_EVENT_EXITED))
-		return;
 	td = sampler_thread_get(data->thread);
+	if (td != NULL && atomic_load(&sampler.noting))
+		sampler_tick_holder(td->vm_thread,
+		    (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) != 0);
+	if (!atomic_load(&sampler.armed) || sampler.cfg.mode != SAMPLER_WALL)
+		return;
 	if (event & RUBY_INTERNAL_THREAD_EVENT_SUSPENDED) {
 		if (td != NULL) {
 			td->suspended_at = util_mono_ns();
@@ -442,10 +436,10 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 		return;
 	}
 	/* THREAD_END: bill the rest of the thread's life and drop it; no
-	 * tick is passed to this thread from now on. */
-	sampler_signal_detach();
+	 * tick notes it from now on. */
 	if (td == NULL)
 		return;
+	sampler_tick_holder(td->vm_thread, 0);
 	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building))
 		sampler_bill_last(td, 1);
 	sampler_thread_save_name(td);
@@ -476,9 +470,9 @@ sampler_hooks_install(void)
 	if (sampler.cfg.mode == SAMPLER_WALL)
 		gvl_events |= RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
 		    RUBY_INTERNAL_THREAD_EVENT_READY | RUBY_INTERNAL_THREAD_EVENT_RESUMED;
-	if (sampler.noting)
+	if (atomic_load(&sampler.noting))
 		gvl_events |= RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
-		    RUBY_INTERNAL_THREAD_EVENT_RESUMED | RUBY_INTERNAL_THREAD_EVENT_EXITED;
+		    RUBY_INTERNAL_THREAD_EVENT_RESUMED;
 	if (gvl_events != 0)
 		sampler.gvl_hook = rb_internal_thread_add_event_hook(sampler_gvl_hook,
 		    gvl_events, NULL);

@@ -3,20 +3,19 @@
  * src/sampler*.c may include it (sampler.h is the API).  One state,
  * `sampler`, is kept by sampler.c (start, stop, snapshots, control
  * jobs), sampler-timer.c (clocks, timer, worker),
- * sampler-signal.c (the frame each tick found), sampler-hooks.c (the
+ * sampler-tick.c (the frame each tick found), sampler-hooks.c (the
  * job and the VM hooks, billing), sampler-threads.c
  * (thread records, GC marking, fork), sampler-frames.c (each frame's own
  * iseq and its name) and sampler-build.c (the profile).
  *
  * Who runs what:
  * - The timer (a POSIX timer whose real-time signal goes to the worker
- *   thread, or the worker thread itself sleeping between ticks) only
- *   counts the tick and triggers the postponed job.  With the signal, the
- *   worker's handler passes it on to the thread holding the GVL (tracked
- *   by the GVL hook and the job), whose handler notes its innermost
- *   control frame in a thread-local note and triggers the job there.
- *   The signal handlers touch no Ruby API but rb_postponed_job_trigger,
- *   take no lock and allocate nothing.
+ *   thread, or the worker thread itself sleeping between ticks) counts
+ *   the tick, notes the innermost control frame of the thread holding the
+ *   GVL (tracked by the GVL hook and the job; read through the kernel,
+ *   see sampler-tick.c) and triggers the postponed job.  The signal
+ *   handler touches no Ruby API but rb_postponed_job_trigger, takes no
+ *   lock and allocates nothing.
  * - The postponed job runs on the thread holding the GVL at a safepoint:
  *   it bills the thread's clock since its previous sample to the current
  *   stack and appends the raw frame VALUEs to the active sample buffer.
@@ -39,11 +38,13 @@
  * of a small method the thread called after the tick, so the stack there
  * would bill the caller's own work to its callees.  When the frame noted
  * at the tick is a caller of the job's leaf, still running the same iseq,
- * the job bills the stack cut at that frame (sampler_job); when it is the
- * leaf, is gone, is a C frame, or nothing was noted (--signal false, no
- * control-frame mirror for this Ruby, M:N threads), the stack at the
- * safepoint.  The weight is the same either way.  With --lines the cut
- * frame's line is that of its call in progress, not of the tick's pc.
+ * the job bills the stack cut at that frame (sampler_tick_cut); when it
+ * is the leaf, is gone, is a C frame, or nothing was noted (no
+ * control-frame mirror for this Ruby, the kernel refuses
+ * process_vm_readv), the stack at the safepoint.  The weight is the same
+ * either way.  With --lines the cut frame's line is that of its call in
+ * progress, not of the tick's pc.  The GVL hook is installed in cpu mode
+ * too, to track the holder.
  *
  * Billing: each thread keeps `prev`, the reading of its clock (its CPU
  * clock in cpu mode, CLOCK_MONOTONIC in wall mode) up to which its time
@@ -202,9 +203,9 @@ struct sampler {
 
 	/* timer */
 	int use_signal;
-	int noting;			/* ticks note the GVL holder's frame */
+	atomic_int noting;		/* ticks note the GVL holder's frame */
 	pid_t pid;
-	atomic_int gvl_tid;		/* kernel id of the GVL holder, or 0 */
+	atomic_uintptr_t gvl_holder;	/* the GVL holder's VM record, or 0 */
 	timer_t timer;
 	int timer_made;
 	struct sigaction old_action;
@@ -296,23 +297,16 @@ void sampler_job(void *arg);
 void sampler_hooks_install(void);
 void sampler_hooks_remove(void);
 
-/* sampler-signal.c: the frame the GVL holder was in at each tick */
+/* sampler-tick.c: the frame the GVL holder was in at each tick */
 /* Decide whether ticks are noted in this run (at start). */
-void sampler_signal_init(void);
-/* The current thread is the worker. */
-void sampler_signal_worker(void);
-/* The current thread (VM record VM_THREAD) is sampled; it ends. */
-void sampler_signal_attach(void *vm_thread);
-void sampler_signal_detach(void);
-/* The current thread took the GVL (ON) or let it go. */
-void sampler_signal_holder(int on);
-/* In a forked child: forget thread ids. */
-void sampler_signal_forked(void);
-/* The timer signal's handler (worker and Ruby threads alike). */
-void sampler_signal_handler(int sig);
+void sampler_tick_init(void);
+/* The thread of VM record VM_THREAD took the GVL (ON) or let it go. */
+void sampler_tick_holder(void *vm_thread, int on);
+/* On the worker at tick TICK: note the holder's frame (signal-safe). */
+void sampler_tick_note(uint_fast64_t tick);
 /* Cut TD's captured stack at the frame noted at tick TICK when that is
  * a caller of its leaf (in the job); 1 if cut. */
-int sampler_signal_cut(struct sampler_thread *td, uint_fast64_t tick);
+int sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick);
 
 /* sampler-threads.c: thread records, GC marking, fork */
 /* Make the locks (afresh in a forked child). */
@@ -341,9 +335,12 @@ void *sampler_frames_vm_thread(VALUE thread);
  * VM_THREAD's control frames; 1, or 0 (OWN all 0) where they disagree. */
 int sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
     VALUE *own, const void **cfps);
-/* VM_THREAD's innermost control frame and its iseq word (0: a C frame):
- * 1, or 0.  Async-signal-safe, on VM_THREAD's own thread only. */
-int sampler_frames_top(void *vm_thread, const void **cfp, VALUE *iseq);
+/* Whether this Ruby's control frames are mirrored (1) or not (0). */
+int sampler_frames_mirrored(void);
+/* VM_THREAD's innermost control frame and its iseq word (0: a C frame),
+ * read through the kernel from any thread: 1, 0 (not read), or -1 (the
+ * kernel refuses).  Async-signal-safe. */
+int sampler_frames_peek(void *vm_thread, const void **cfp, VALUE *iseq);
 /* FRAME's name as Ruby 3.4's backtrace gives it, knowing its own iseq
  * OWN (0: not known); *CLAUSE: a rescue or ensure clause. */
 VALUE sampler_frames_name(VALUE frame, VALUE own, int *clause);

@@ -54,7 +54,6 @@ sampler_thread_create(VALUE thread)
 	sampler.threads = td;
 	sampler.nthreads++;
 	rb_internal_thread_specific_set(thread, sampler.key, td);
-	sampler_signal_attach(td->vm_thread);
 	return td;
 }
 
@@ -227,7 +226,6 @@ sampler_atfork_child(void)
 		return;
 	sampler.forked = 1;
 	atomic_store(&sampler.armed, 0);
-	sampler_signal_forked();
 	sampler_locks_init();
 	sampler.worker_made = 0;
 	sampler.timer_made = 0;

@@ -1,9 +1,9 @@
 /*
  * sampler-timer.c: the sampler's clocks, its timer and its worker thread.
  * The timer (a POSIX timer whose real-time signal goes to the worker, or
- * the worker itself sleeping between ticks) only counts the tick and
- * triggers the postponed job (the signal's handler, which passes the
- * signal on to the GVL holder, is in sampler-signal.c); the worker folds full sample buffers into
+ * the worker itself sleeping between ticks) only counts the tick, notes
+ * where the GVL holder is (sampler-tick.c) and triggers the postponed
+ * job; the worker folds full sample buffers into
  * the frame and stack tables and triggers the interval and control jobs
  * when they are due.  The signal handlers and the worker hold no GVL:
  * they must never touch the Ruby API beyond rb_postponed_job_trigger,
@@ -62,6 +62,24 @@ int64_t
 sampler_period_ns(void)
 {
 	return UTIL_NS_PER_SEC / sampler.cfg.frequency;
+}
+
+/* Count a tick, note where the GVL holder is, and ask for a sample. */
+static void
+sampler_tick(void)
+{
+	sampler_tick_note(atomic_fetch_add(&sampler.triggers, 1) + 1);
+	rb_postponed_job_trigger(sampler.job);
+}
+
+/* The timer signal's handler: a tick.  Nothing else. */
+static void
+sampler_signal_handler(int sig)
+{
+	int saved = errno;
+
+	sampler_tick();
+	errno = saved;
 }
 
 /* The control signal's handler: ask for a snapshot.  Nothing else. */
@@ -162,7 +180,6 @@ sampler_worker_main(void *arg)
 	if (sampler.use_signal)
 		sigdelset(&set, sampler.cfg.signal);
 	pthread_sigmask(SIG_SETMASK, &set, NULL);
-	sampler_signal_worker();
 	atomic_store(&sampler.worker_tid, (int)syscall(SYS_gettid));
 
 	pthread_mutex_lock(&sampler.worker_mutex);
@@ -205,8 +222,7 @@ sampler_worker_main(void *arg)
 			break;
 		now = util_mono_ns();
 		if (ticking && atomic_load(&sampler.armed) && now >= next_tick) {
-			atomic_fetch_add(&sampler.triggers, 1);
-			rb_postponed_job_trigger(sampler.job);
+			sampler_tick();
 			next_tick += period;
 			/* Far behind (the machine was busy): skip missed ticks. */
 			if (now - next_tick > 10 * period)
@@ -330,10 +346,6 @@ sampler_timer_release(void)
 	}
 	sampler_worker_quit();
 	if (sampler.handler_set) {
-		/* A tick the worker passed on to a Ruby thread that has not
-		 * taken it yet must not meet the old action (by default, the
-		 * end of the process): ignoring the signal discards it. */
-		signal(sampler.cfg.signal, SIG_IGN);
 		sigaction(sampler.cfg.signal, &sampler.old_action, NULL);
 		sampler.handler_set = 0;
 	}
