@@ -130,21 +130,34 @@ sampler_frames_copy(void *buf, const void *addr, size_t len)
 }
 #endif
 
+/* The control frame that frame CFP calls (the next one down). */
+const void *
+sampler_frames_callee(const void *cfp)
+{
+#if SAMPLER_FRAMES_MIRROR
+	return (const struct sampler_frames_cfp *)cfp - 1;
+#else
+	return NULL;
+#endif
+}
+
 /*
  * The innermost control frame of the thread whose VM record is VM_THREAD
- * (current context) and its iseq word (0 for a C frame), into *CFP and
- * *ISEQ: 1, 0 (nothing read that looks right), or -1 (the kernel will
- * not let us read).  From another thread, without the GVL, while the
- * thread runs or ends: every word goes through sampler_frames_copy, and
- * what it gives is a guess the job checks.  Async-signal-safe.
+ * (current context) and the iseq words (0 for a C frame) of it and of its
+ * caller, into *CFP, ISEQS[0] and ISEQS[1]: 1, 0 (nothing read that looks
+ * right), or -1 (the kernel will not let us read).  From another thread,
+ * without the GVL, while the thread runs or ends: every word goes through
+ * sampler_frames_copy, and what it gives is a guess the job checks.
+ * Async-signal-safe.
  */
 int
-sampler_frames_peek(void *vm_thread, const void **cfp, VALUE *iseq)
+sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2])
 {
 #if SAMPLER_FRAMES_MIRROR
 	struct sampler_frames_th th;
 	struct sampler_frames_ec ec;
-	struct sampler_frames_cfp f;
+	struct sampler_frames_cfp f[2];
+	int i;
 	const VALUE *hi;
 	int r;
 
@@ -160,17 +173,18 @@ sampler_frames_peek(void *vm_thread, const void **cfp, VALUE *iseq)
 	hi = ec.vm_stack + ec.vm_stack_size;
 	/* The last frame is the VM's dummy: never a frame of ours. */
 	if ((const VALUE *)ec.cfp < ec.vm_stack || (const VALUE *)(ec.cfp + 2) > hi ||
-	    ((uintptr_t)hi - (uintptr_t)ec.cfp) % sizeof f != 0)
+	    ((uintptr_t)hi - (uintptr_t)ec.cfp) % sizeof f[0] != 0)
 		return 0;
-	if ((r = sampler_frames_copy(&f, ec.cfp, sizeof f)) != 0)
+	if ((r = sampler_frames_copy(f, ec.cfp, sizeof f)) != 0)
 		return -r;
 	*cfp = ec.cfp;
-	*iseq = f.pc != NULL ? f.iseq : 0;
+	for (i = 0; i < 2; i++)
+		iseqs[i] = f[i].pc != NULL ? f[i].iseq : 0;
 	return 1;
 #else
 	(void)vm_thread;
 	(void)cfp;
-	(void)iseq;
+	(void)iseqs;
 	return 0;
 #endif
 }

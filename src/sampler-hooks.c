@@ -244,6 +244,7 @@ sampler_job(void *arg)
 	now = sampler_clock_self(td);
 	if (now > td->prev) {
 		sampler_capture(td, 1);
+		sampler_tick_seen(td);
 		/* A frame noted at the tick ran Ruby code then: no compile
 		 * time to move off a callee. */
 		if (!sampler_tick_cut(td, triggers) && sampler.ncompile_sites > 0)

@@ -99,6 +99,9 @@
 /* The most compile sites (Kernel#require, Kernel#eval, ...) remembered. */
 #define SAMPLER_COMPILE_SITES	16
 
+/* Slots of a thread's cache of frames seen, by own iseq. */
+#define SAMPLER_SEEN	64
+
 /* Buffer this many samples before handing them to the worker. */
 #define SAMPLER_SWAP_THRESHOLD	1024
 
@@ -148,6 +151,12 @@ struct sampler_thread {
 	VALUE own[SAMPLER_MAX_DEPTH];	/* each frame's own iseq, or 0 */
 	int lines[SAMPLER_MAX_DEPTH];
 	const void *cfps[SAMPLER_MAX_DEPTH];	/* each Ruby frame's control frame */
+	/* The frame VALUE and line last seen for an own iseq (direct-mapped,
+	 * marked): what a frame gone by the job was (sampler_tick_cut). */
+	struct sampler_seen {
+		VALUE own, frame;
+		int line;
+	} seen[SAMPLER_SEEN];
 	struct sampler_thread *next;
 	struct sampler_thread **pprev;
 };
@@ -305,8 +314,11 @@ void sampler_tick_holder(void *vm_thread, int on);
 /* On the worker at tick TICK: note the holder's frame (signal-safe). */
 void sampler_tick_note(uint_fast64_t tick);
 /* Cut TD's captured stack at the frame noted at tick TICK when that is
- * a caller of its leaf (in the job); 1 if cut. */
+ * a caller of its leaf, or add the leaf's callee noted there and since
+ * returned (in the job); 1 if changed. */
 int sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick);
+/* Remember the frames of TD's captured stack by own iseq. */
+void sampler_tick_seen(struct sampler_thread *td);
 
 /* sampler-threads.c: thread records, GC marking, fork */
 /* Make the locks (afresh in a forked child). */
@@ -337,10 +349,12 @@ int sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limi
     VALUE *own, const void **cfps);
 /* Whether this Ruby's control frames are mirrored (1) or not (0). */
 int sampler_frames_mirrored(void);
-/* VM_THREAD's innermost control frame and its iseq word (0: a C frame),
- * read through the kernel from any thread: 1, 0 (not read), or -1 (the
- * kernel refuses).  Async-signal-safe. */
-int sampler_frames_peek(void *vm_thread, const void **cfp, VALUE *iseq);
+/* VM_THREAD's innermost control frame and the iseq words (0: a C frame)
+ * of it and its caller, read through the kernel from any thread: 1, 0
+ * (not read), or -1 (the kernel refuses).  Async-signal-safe. */
+int sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2]);
+/* The control frame that frame CFP calls (the next one down). */
+const void *sampler_frames_callee(const void *cfp);
 /* FRAME's name as Ruby 3.4's backtrace gives it, knowing its own iseq
  * OWN (0: not known); *CLAUSE: a rescue or ensure clause. */
 VALUE sampler_frames_name(VALUE frame, VALUE own, int *clause);

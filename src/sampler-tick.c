@@ -30,14 +30,23 @@
 #include "sampler-int.h"
 
 /* The last tick's note: the holder's VM record, its innermost control
- * frame and that frame's iseq word; TICK is written last (0 while the
- * others change). */
+ * frame and the iseq words of that frame and its caller; TICK is written
+ * last (0 while the others change). */
 static struct {
 	atomic_uint_fast64_t tick;
 	atomic_uintptr_t vm_thread;
 	atomic_uintptr_t cfp;
 	atomic_uintptr_t iseq;
+	atomic_uintptr_t parent;
 } sampler_note;
+
+/* What the job reads of a note. */
+struct sampler_noted {
+	uintptr_t cfp, iseq, parent;
+};
+
+/* The innermost frames of a stack that sampler_tick_seen remembers. */
+#define SAMPLER_SEEN_DEPTH	4
 
 /* Whether ticks are noted in this run: the control frames are mirrored
  * for this Ruby, and the kernel lets the worker read them. */
@@ -72,7 +81,7 @@ sampler_tick_note(uint_fast64_t tick)
 {
 	uintptr_t holder;
 	const void *cfp;
-	VALUE iseq;
+	VALUE iseqs[2];
 	int r;
 
 	if (!atomic_load_explicit(&sampler.noting, memory_order_relaxed) ||
@@ -80,7 +89,7 @@ sampler_tick_note(uint_fast64_t tick)
 		return;
 	atomic_store_explicit(&sampler_note.tick, 0, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	r = sampler_frames_peek((void *)holder, &cfp, &iseq);
+	r = sampler_frames_peek((void *)holder, &cfp, iseqs);
 	if (r < 0) {
 		atomic_store(&sampler.noting, 0);	/* the kernel will not read for us */
 		return;
@@ -89,14 +98,15 @@ sampler_tick_note(uint_fast64_t tick)
 		return;
 	atomic_store_explicit(&sampler_note.vm_thread, holder, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.cfp, (uintptr_t)cfp, memory_order_relaxed);
-	atomic_store_explicit(&sampler_note.iseq, (uintptr_t)iseq, memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.iseq, (uintptr_t)iseqs[0], memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.parent, (uintptr_t)iseqs[1], memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.tick, tick, memory_order_release);
 }
 
 /* The frame noted at tick TICK for the thread whose VM record is
- * VM_THREAD into *CFP and *ISEQ: 1, or 0 (no such note). */
+ * VM_THREAD into *N: 1, or 0 (no such note). */
 static int
-sampler_tick_noted(uint_fast64_t tick, void *vm_thread, uintptr_t *cfp, uintptr_t *iseq)
+sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
 {
 	uint_fast64_t before = atomic_load_explicit(&sampler_note.tick, memory_order_acquire);
 	uintptr_t th;
@@ -104,11 +114,70 @@ sampler_tick_noted(uint_fast64_t tick, void *vm_thread, uintptr_t *cfp, uintptr_
 	if (before == 0 || before != tick)
 		return 0;
 	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
-	*cfp = atomic_load_explicit(&sampler_note.cfp, memory_order_relaxed);
-	*iseq = atomic_load_explicit(&sampler_note.iseq, memory_order_relaxed);
+	n->cfp = atomic_load_explicit(&sampler_note.cfp, memory_order_relaxed);
+	n->iseq = atomic_load_explicit(&sampler_note.iseq, memory_order_relaxed);
+	n->parent = atomic_load_explicit(&sampler_note.parent, memory_order_relaxed);
 	atomic_thread_fence(memory_order_acquire);
 	return atomic_load_explicit(&sampler_note.tick, memory_order_relaxed) == before &&
 	    th == (uintptr_t)vm_thread;
+}
+
+/* The slot of TD's cache of frames seen for own iseq OWN. */
+static struct sampler_seen *
+sampler_tick_slot(struct sampler_thread *td, VALUE own)
+{
+	return &td->seen[(own >> 4 ^ own >> 10) % SAMPLER_SEEN];
+}
+
+/* In the job: remember the frame VALUE and line of the innermost Ruby
+ * frames of TD's captured stack by their own iseq, for a frame the job
+ * finds gone (sampler_tick_cut).  The cache is marked (pinned) with the
+ * thread's record, so no iseq it names can be freed and its address
+ * taken by another. */
+void
+sampler_tick_seen(struct sampler_thread *td)
+{
+	int j;
+
+	for (j = 0; j < td->depth && j < SAMPLER_SEEN_DEPTH; j++) {
+		struct sampler_seen *s;
+
+		if (td->own[j] == 0)
+			continue;
+		s = sampler_tick_slot(td, td->own[j]);
+		s->own = td->own[j];
+		s->frame = td->stack[j];
+		s->line = td->lines[j];
+	}
+}
+
+/*
+ * In the job, TD's leaf frame called the frame noted at the tick, and
+ * that one has returned since: put it back on top, as the frame the time
+ * went to, when the job knows what frame VALUE it was (it was seen on
+ * top of a stack before).  Noted for its caller, the leaf's iseq must be
+ * the leaf's own.  1 if added.
+ */
+static int
+sampler_tick_regrow(struct sampler_thread *td, const struct sampler_noted *n)
+{
+	struct sampler_seen *s;
+
+	if (td->cfps[0] == NULL || td->depth == SAMPLER_MAX_DEPTH ||
+	    (uintptr_t)sampler_frames_callee(td->cfps[0]) != n->cfp ||
+	    (uintptr_t)td->own[0] != n->parent ||
+	    (s = sampler_tick_slot(td, (VALUE)n->iseq))->own != (VALUE)n->iseq)
+		return 0;
+	memmove(td->stack + 1, td->stack, td->depth * sizeof *td->stack);
+	memmove(td->own + 1, td->own, td->depth * sizeof *td->own);
+	memmove(td->lines + 1, td->lines, td->depth * sizeof *td->lines);
+	memmove(td->cfps + 1, td->cfps, td->depth * sizeof *td->cfps);
+	td->stack[0] = s->frame;
+	td->own[0] = s->own;
+	td->lines[0] = s->line;
+	td->cfps[0] = NULL;
+	td->depth++;
+	return 1;
 }
 
 /*
@@ -117,25 +186,29 @@ sampler_tick_noted(uint_fast64_t tick, void *vm_thread, uintptr_t *cfp, uintptr_
  * job runs in, still running the same iseq: the frames above it were
  * entered after the timer fired, and the time since the previous sample
  * is billed to the stack the timer found.  Control frames grow down, so
- * callers are at higher addresses (TD->cfps is in that order).  1 if
- * cut; where the noted frame is the leaf, is gone, or is a C frame, or
- * the control frames could not be paired with TD's stack, it stays.
+ * callers are at higher addresses (TD->cfps is in that order).  When the
+ * noted frame was instead called by the leaf and has returned since, it
+ * is put back (sampler_tick_regrow).  1 if changed; where the noted frame
+ * is the leaf, is gone otherwise, or is a C frame, or the control frames
+ * could not be paired with TD's stack, the stack stays.
  */
 int
 sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick)
 {
-	uintptr_t cfp, iseq;
+	struct sampler_noted noted;
 	int j, n;
 
-	if (!atomic_load_explicit(&sampler.noting, memory_order_relaxed) || td->depth < 2 ||
-	    !sampler_tick_noted(tick, td->vm_thread, &cfp, &iseq) || iseq == 0)
+	if (!atomic_load_explicit(&sampler.noting, memory_order_relaxed) || td->depth < 1 ||
+	    !sampler_tick_noted(tick, td->vm_thread, &noted) || noted.iseq == 0)
 		return 0;
 	for (j = 0; j < td->depth; j++) {
-		if (td->cfps[j] != NULL && (uintptr_t)td->cfps[j] >= cfp)
+		if (td->cfps[j] != NULL && (uintptr_t)td->cfps[j] >= noted.cfp)
 			break;
 	}
-	if (j == 0 || j == td->depth || (uintptr_t)td->cfps[j] != cfp ||
-	    (uintptr_t)td->own[j] != iseq)
+	if (j == 0 && td->cfps[0] != NULL && (uintptr_t)td->cfps[0] > noted.cfp)
+		return sampler_tick_regrow(td, &noted);
+	if (j == 0 || j == td->depth || (uintptr_t)td->cfps[j] != noted.cfp ||
+	    (uintptr_t)td->own[j] != noted.iseq)
 		return 0;
 	n = td->depth - j;
 	memmove(td->stack, td->stack + j, n * sizeof *td->stack);
