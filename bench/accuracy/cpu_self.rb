@@ -2,22 +2,22 @@
 # arithmetic inline and calls a one-line method once per iteration.  The
 # callee's share of the loop's time is known by construction: the same
 # loop with the call written inline, timed against the original
-# (interleaved rounds, the median of the rounds' shares), costs the
-# original's time less what the call adds.  The profile must give the
-# callee that share of the two methods' self time, not the caller's work
-# billed to it (the next safepoint after a tick is usually the callee's
-# return).  The share is a lower bound of the callee frame's time (its
-# own instruction, x + 1, runs inline in the construction); the whole
-# line of the call, also measured, is an upper bound and is shown.
-# Under YJIT most of what a call adds is pushing and popping the frame,
-# done in the caller's machine code: no profiler that reads the frame
-# the thread is in can bill it to the callee.
+# (interleaved rounds, each variant's fastest), costs the original's time
+# less what the call adds.  The profile must give the callee that share
+# of the two methods' self time, not the caller's work billed to it (the
+# next safepoint after a tick is usually the callee's return).  The share
+# is a lower bound of the time in the callee's frame (its own work, x + 1,
+# runs inline in the construction); the whole line of the call, also
+# measured, is an upper bound, and is shown.  Under YJIT most of what a
+# call adds is pushing and popping the frame, done in the caller's
+# machine code: no profiler that reads the frame the thread is in can
+# bill it to the callee.
 require_relative "measure"
 
 YJIT = defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled?
 ITERS = Integer(ENV.fetch("ITERS", YJIT ? "100_000_000" : "15_000_000").delete("_"))
 CHUNK = 10_000	# loop calls of this many iterations, so that YJIT compiles them
-ROUNDS = Integer(ENV.fetch("ROUNDS", "15"))
+ROUNDS = Integer(ENV.fetch("ROUNDS", "45"))
 
 def callee(x) = x + 1
 
@@ -79,20 +79,16 @@ def timed(name, n)
 end
 
 raise "not the same loop" unless run_loop(CHUNK) == run_inlined(CHUNK)
-# Interleaved rounds, in a rotating order; the shares are medians of
-# each round's, so that a round slowed by the machine's other work
-# weighs no more than one.
-shares = []
-shares_max = []
+# Interleaved rounds, in a rotating order, each variant's time the
+# fastest of its rounds: other work on the machine only ever slows a
+# round down.
+times = Hash.new { |h, k| h[k] = [] }
 ROUNDS.times do |r|
-  t = {}
-  %i[run_loop run_inlined run_without].rotate(r).each { |m| t[m] = timed(m, ITERS / ROUNDS) }
-  shares << (t[:run_loop] - t[:run_inlined]).fdiv(t[:run_loop])
-  shares_max << (t[:run_loop] - t[:run_without]).fdiv(t[:run_loop])
+  %i[run_loop run_inlined run_without].rotate(r).each { |m| times[m] << timed(m, ITERS / ROUNDS) }
 end
-median = ->(a) { a.sort[a.size / 2] }
-share = median.(shares)
-share_max = median.(shares_max)
+best = times.transform_values(&:min)
+share = (best[:run_loop] - best[:run_inlined]).fdiv(best[:run_loop])
+share_max = (best[:run_loop] - best[:run_without]).fdiv(best[:run_loop])
 $stderr.printf("cpu_self: callee share %.2f%% (the whole line: %.2f%%)\n",
   share * 100, share_max * 100) if ENV["VERBOSE"]
 # For check.rb: the callee's share of the self time of the two methods,
