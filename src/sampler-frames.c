@@ -130,6 +130,18 @@ sampler_frames_copy(void *buf, const void *addr, size_t len)
 }
 #endif
 
+/* The control frame J frames up from BASE (callers are up). */
+const void *
+sampler_frames_nth(const void *base, int j)
+{
+#if SAMPLER_FRAMES_MIRROR
+	return (const struct sampler_frames_cfp *)base + j;
+#else
+	(void)j;
+	return base;
+#endif
+}
+
 /* The control frame that frame CFP calls (the next one down). */
 const void *
 sampler_frames_callee(const void *cfp)
@@ -212,9 +224,10 @@ sampler_frames_is_iseq(VALUE frame)
  * Fill OWN[0..DEPTH) with the own iseq of each of the DEPTH frames that
  * rb_profile_frames put in FRAMES (LIMIT asked for) for the thread whose
  * VM record is VM_THREAD: a Ruby frame's iseq, 0 for a C frame.  1 if the
- * control frames agree with FRAMES; else 0, with OWN all 0.  CFPS, if not
- * NULL, gets each Ruby frame's control frame (NULL for a C frame), for
- * sampler_job to find the frame noted at the tick.
+ * control frames agree with FRAMES; else 0, with OWN all 0.  Where each
+ * frame gave one entry, *BASE is the innermost control frame (entry j's
+ * is j frames up); else *BASE is NULL and CFPS gets each Ruby frame's
+ * control frame (NULL for a C frame): for sampler_tick_cut.
  *
  * rb_profile_frames gives every Ruby frame with a pc, and those C frames
  * whose method is a C method; so the Ruby frames (pc set) of the walk
@@ -227,7 +240,7 @@ sampler_frames_is_iseq(VALUE frame)
  */
 int
 sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
-    VALUE *own, const void **cfps)
+    VALUE *own, const void **base, const void **cfps)
 {
 #if SAMPLER_FRAMES_MIRROR
 	struct sampler_frames_th *th = vm_thread;
@@ -236,6 +249,7 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
 	const VALUE *lo, *hi;
 	int j = 0, gap = 0;
 
+	*base = NULL;
 	if (th == NULL || depth <= 0)
 		goto fail;
 	ec = th->ec;
@@ -255,16 +269,17 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
 	if (end - cfp == depth) {
 		/* Every frame was given (the common case: no C block, no
 		 * dummy frame), so frame j is entry j. */
+		*base = cfp;
 		for (; j < depth; j++, cfp++) {
-			if (cfps != NULL)
-				cfps[j] = cfp->pc != NULL ? cfp : NULL;
 			if (cfp->pc == NULL) {
 				own[j] = 0;
 				continue;
 			}
 			if (cfp->iseq == 0 ||
-			    (sampler_frames_is_iseq(frames[j]) && frames[j] != cfp->iseq))
+			    (sampler_frames_is_iseq(frames[j]) && frames[j] != cfp->iseq)) {
+				*base = NULL;
 				goto fail;
+			}
 			own[j] = cfp->iseq;
 		}
 		return 1;
@@ -277,8 +292,7 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
 		while (j < depth && !sampler_frames_ruby(frames[j])) {
 			if (gap-- == 0)
 				goto fail;	/* more C entries than C frames */
-			if (cfps != NULL)
-				cfps[j] = NULL;
+			cfps[j] = NULL;
 			own[j++] = 0;
 		}
 		if (j == depth) {
@@ -289,16 +303,14 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
 		if (cfp->iseq == 0 ||
 		    (sampler_frames_is_iseq(frames[j]) && frames[j] != cfp->iseq))
 			goto fail;
-		if (cfps != NULL)
-			cfps[j] = cfp;
+		cfps[j] = cfp;
 		own[j++] = cfp->iseq;
 		gap = 0;
 	}
 	while (j < depth && !sampler_frames_ruby(frames[j])) {
 		if (gap-- == 0)
 			goto fail;
-		if (cfps != NULL)
-			cfps[j] = NULL;
+		cfps[j] = NULL;
 		own[j++] = 0;
 	}
 	if (j != depth)
@@ -309,11 +321,9 @@ fail:
 	(void)vm_thread;
 	(void)limit;
 #endif
-	if (depth > 0) {
-		memset(own, 0, depth * sizeof *own);
-		if (cfps != NULL)
-			memset(cfps, 0, depth * sizeof *cfps);
-	}
+	(void)cfps;
+	if (depth > 0)
+		memset(own, 0, depth * sizeof *own);	/* own[j] 0: cfps[j] unread */
 	return 0;
 }
 

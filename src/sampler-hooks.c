@@ -53,7 +53,7 @@ sampler_record(struct sampler_thread *td, int64_t weight, int state)
 {
 	struct sampler_buffer *b;
 	struct sampler_sample *s;
-	int active, depth = td->depth, n;
+	int active, depth = td->depth - td->top, n;
 	VALUE root = Qundef;
 
 	if (weight <= 0)
@@ -77,9 +77,9 @@ sampler_record(struct sampler_thread *td, int64_t weight, int state)
 		b->frames_cap = cap;
 	}
 	if (depth > 0) {	/* the buffers may still be NULL */
-		memcpy(b->frames + b->nframes, td->stack, depth * sizeof(VALUE));
-		memcpy(b->owns + b->nframes, td->own, depth * sizeof(VALUE));
-		memcpy(b->lines + b->nframes, td->lines, depth * sizeof(int));
+		memcpy(b->frames + b->nframes, td->stack + td->top, depth * sizeof(VALUE));
+		memcpy(b->owns + b->nframes, td->own + td->top, depth * sizeof(VALUE));
+		memcpy(b->lines + b->nframes, td->lines + td->top, depth * sizeof(int));
 	}
 	if (root != Qundef) {
 		b->frames[b->nframes + depth] = root;
@@ -123,8 +123,9 @@ sampler_capture(struct sampler_thread *td, int self)
 	if (!sampler.cfg.lines)
 		memset(td->lines, 0, depth * sizeof(int));
 	sampler_frames_own(td->vm_thread, td->stack, depth, SAMPLER_MAX_DEPTH, td->own,
-	    td->cfps);
+	    &td->cfp_base, td->cfps);
 	td->depth = depth;
+	td->top = 0;
 }
 
 /*
@@ -135,11 +136,13 @@ sampler_capture(struct sampler_thread *td, int self)
 static void
 sampler_capture_or_keep(struct sampler_thread *td, int self)
 {
-	int depth = td->depth;
+	int depth = td->depth, top = td->top;
 
 	sampler_capture(td, self);
-	if (td->depth == 0)
+	if (td->depth == 0) {
 		td->depth = depth;
+		td->top = top;
+	}
 }
 
 /*

@@ -147,10 +147,14 @@ struct sampler_thread {
 	/* The stack last captured on this thread (for the job, the hooks
 	 * and the time left at exit or stop). */
 	int depth;
+	int top;		/* the stack billed starts there (sampler_tick_cut) */
 	VALUE stack[SAMPLER_MAX_DEPTH];
 	VALUE own[SAMPLER_MAX_DEPTH];	/* each frame's own iseq, or 0 */
 	int lines[SAMPLER_MAX_DEPTH];
-	const void *cfps[SAMPLER_MAX_DEPTH];	/* each Ruby frame's control frame */
+	/* Frame j's control frame is cfp_base + j when cfp_base is set (every
+	 * frame gave an entry), else cfps[j] (NULL for a C frame). */
+	const void *cfp_base;
+	const void *cfps[SAMPLER_MAX_DEPTH];
 	/* The frame VALUE and line last seen for an own iseq (direct-mapped,
 	 * marked): what a frame gone by the job was (sampler_tick_cut). */
 	struct sampler_seen {
@@ -342,11 +346,13 @@ void sampler_reset_baselines(void);
 /* sampler-frames.c: each frame's own iseq and the name Ruby gives it */
 /* The VM's record of THREAD, or NULL where its layout is not known. */
 void *sampler_frames_vm_thread(VALUE thread);
-/* Each of the DEPTH FRAMES' own iseq (0 for C frames) into OWN, and each
- * Ruby frame's control frame into CFPS (may be NULL), read from
- * VM_THREAD's control frames; 1, or 0 (OWN all 0) where they disagree. */
+/* Each of the DEPTH FRAMES' own iseq (0 for C frames) into OWN, and
+ * where the frames are (*BASE, or CFPS), read from VM_THREAD's control
+ * frames; 1, or 0 (OWN all 0) where they disagree. */
 int sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
-    VALUE *own, const void **cfps);
+    VALUE *own, const void **base, const void **cfps);
+/* The control frame J frames up from BASE. */
+const void *sampler_frames_nth(const void *base, int j);
 /* Whether this Ruby's control frames are mirrored (1) or not (0). */
 int sampler_frames_mirrored(void);
 /* VM_THREAD's innermost control frame and the iseq words (0: a C frame)

@@ -122,6 +122,18 @@ sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
 	    th == (uintptr_t)vm_thread;
 }
 
+/* The control frame of entry J of TD's captured stack, or NULL (a C
+ * frame, or not known). */
+static uintptr_t
+sampler_tick_cfp(const struct sampler_thread *td, int j)
+{
+	if (td->own[j] == 0)
+		return 0;
+	if (td->cfp_base != NULL)
+		return (uintptr_t)sampler_frames_nth(td->cfp_base, j);
+	return (uintptr_t)td->cfps[j];
+}
+
 /* The slot of TD's cache of frames seen for own iseq OWN. */
 static struct sampler_seen *
 sampler_tick_slot(struct sampler_thread *td, VALUE own)
@@ -162,20 +174,22 @@ static int
 sampler_tick_regrow(struct sampler_thread *td, const struct sampler_noted *n)
 {
 	struct sampler_seen *s;
+	uintptr_t leaf = sampler_tick_cfp(td, 0);
 
-	if (td->cfps[0] == NULL || td->depth == SAMPLER_MAX_DEPTH ||
-	    (uintptr_t)sampler_frames_callee(td->cfps[0]) != n->cfp ||
+	if (leaf == 0 || td->depth == SAMPLER_MAX_DEPTH ||
+	    (uintptr_t)sampler_frames_callee((const void *)leaf) != n->cfp ||
 	    (uintptr_t)td->own[0] != n->parent ||
 	    (s = sampler_tick_slot(td, (VALUE)n->iseq))->own != (VALUE)n->iseq)
 		return 0;
+	/* Rare (a callee seen at the tick, returned at once), so moved. */
 	memmove(td->stack + 1, td->stack, td->depth * sizeof *td->stack);
 	memmove(td->own + 1, td->own, td->depth * sizeof *td->own);
 	memmove(td->lines + 1, td->lines, td->depth * sizeof *td->lines);
-	memmove(td->cfps + 1, td->cfps, td->depth * sizeof *td->cfps);
 	td->stack[0] = s->frame;
 	td->own[0] = s->own;
 	td->lines[0] = s->line;
-	td->cfps[0] = NULL;
+	td->cfp_base = NULL;	/* the frames' places are not needed again */
+	memset(td->cfps, 0, sizeof td->cfps[0]);
 	td->depth++;
 	return 1;
 }
@@ -186,7 +200,8 @@ sampler_tick_regrow(struct sampler_thread *td, const struct sampler_noted *n)
  * job runs in, still running the same iseq: the frames above it were
  * entered after the timer fired, and the time since the previous sample
  * is billed to the stack the timer found.  Control frames grow down, so
- * callers are at higher addresses (TD->cfps is in that order).  When the
+ * callers are at higher addresses (entry j's frame is above entry 0's).
+ * The cut only moves TD->top, where sampler_record starts.  When the
  * noted frame was instead called by the leaf and has returned since, it
  * is put back (sampler_tick_regrow).  1 if changed; where the noted frame
  * is the leaf, is gone otherwise, or is a C frame, or the control frames
@@ -196,25 +211,34 @@ int
 sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick)
 {
 	struct sampler_noted noted;
-	int j, n;
+	uintptr_t leaf;
+	int j;
 
 	if (!atomic_load_explicit(&sampler.noting, memory_order_relaxed) || td->depth < 1 ||
 	    !sampler_tick_noted(tick, td->vm_thread, &noted) || noted.iseq == 0)
 		return 0;
-	for (j = 0; j < td->depth; j++) {
-		if (td->cfps[j] != NULL && (uintptr_t)td->cfps[j] >= noted.cfp)
-			break;
-	}
-	if (j == 0 && td->cfps[0] != NULL && (uintptr_t)td->cfps[0] > noted.cfp)
+	leaf = sampler_tick_cfp(td, 0);
+	if (leaf == noted.cfp)
+		return 0;	/* the common case: still in the frame noted */
+	if (leaf != 0 && leaf > noted.cfp)
 		return sampler_tick_regrow(td, &noted);
-	if (j == 0 || j == td->depth || (uintptr_t)td->cfps[j] != noted.cfp ||
+	if (td->cfp_base != NULL) {
+		uintptr_t base = (uintptr_t)td->cfp_base;
+		uintptr_t size = (uintptr_t)sampler_frames_nth(td->cfp_base, 1) - base;
+
+		if (noted.cfp < base || (noted.cfp - base) % size != 0 ||
+		    (noted.cfp - base) / size >= (uintptr_t)td->depth)
+			return 0;
+		j = (int)((noted.cfp - base) / size);
+	} else {
+		for (j = 1; j < td->depth; j++) {
+			if (td->cfps[j] != NULL && (uintptr_t)td->cfps[j] >= noted.cfp)
+				break;
+		}
+	}
+	if (j == 0 || j == td->depth || sampler_tick_cfp(td, j) != noted.cfp ||
 	    (uintptr_t)td->own[j] != noted.iseq)
 		return 0;
-	n = td->depth - j;
-	memmove(td->stack, td->stack + j, n * sizeof *td->stack);
-	memmove(td->own, td->own + j, n * sizeof *td->own);
-	memmove(td->lines, td->lines + j, n * sizeof *td->lines);
-	memmove(td->cfps, td->cfps + j, n * sizeof *td->cfps);
-	td->depth = n;
+	td->top = j;	/* no frame is moved: the record starts there */
 	return 1;
 }
