@@ -32,7 +32,7 @@
 /* The last tick's note: the holder's VM record, its innermost control
  * frame and the iseq words of that frame and its caller; TICK is written
  * last (0 while the others change). */
-static struct {
+static _Alignas(64) struct {
 	atomic_uint_fast64_t tick;
 	atomic_uintptr_t vm_thread;
 	atomic_uintptr_t cfp;
@@ -68,7 +68,9 @@ sampler_tick_holder(void *vm_thread, int on)
 
 	if (vm_thread == NULL)
 		return;
-	if (on)
+	/* Read first: a store takes the line from the worker, which reads
+	 * it at every tick. */
+	if (on && atomic_load_explicit(&sampler.gvl_holder, memory_order_relaxed) != mine)
 		atomic_store(&sampler.gvl_holder, mine);
 	else
 		atomic_compare_exchange_strong(&sampler.gvl_holder, &mine, (uintptr_t)0);
