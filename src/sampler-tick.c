@@ -68,12 +68,14 @@ sampler_tick_holder(void *vm_thread, int on)
 
 	if (vm_thread == NULL)
 		return;
+	if (!on) {
+		atomic_compare_exchange_strong(&sampler.gvl_holder, &mine, (uintptr_t)0);
+		return;
+	}
 	/* Read first: a store takes the line from the worker, which reads
 	 * it at every tick. */
-	if (on && atomic_load_explicit(&sampler.gvl_holder, memory_order_relaxed) != mine)
+	if (atomic_load_explicit(&sampler.gvl_holder, memory_order_relaxed) != mine)
 		atomic_store(&sampler.gvl_holder, mine);
-	else
-		atomic_compare_exchange_strong(&sampler.gvl_holder, &mine, (uintptr_t)0);
 }
 
 /* On the worker, at tick TICK (before the job is triggered): note the

@@ -24,15 +24,16 @@ top_self() {
 		END { for (k in s) if (s[k] > best) { best = s[k]; top = k }; print top }' "$1"
 }
 
-# The callee is about a tenth of the loop's time (bench/accuracy/cpu_self
-# measures it); billed at the safepoint it got three quarters.  Half is
-# far from both, so noise on a busy machine cannot fail this.
+# The callee is less than a tenth of the loop's time (bench/accuracy/
+# cpu_self measures it); billed at the safepoint it got three quarters,
+# and with the GVL holder lost, a third.  A quarter is far from all of
+# these, so noise on a busy machine cannot fail this.
 check_shares() {
 	caller=$(self_ns "$1" Object#caller_loop) callee=$(self_ns "$1" Object#callee) &&
 	top=$(top_self "$1") &&
 	echo "caller $caller callee $callee top $top" &&
 	test "$top" = Object#caller_loop &&
-	awk -v a="$callee" -v b="$caller" 'BEGIN { exit !(b > 0 && a * 2 < a + b) }'
+	awk -v a="$callee" -v b="$caller" 'BEGIN { exit !(b > 0 && a * 4 < a + b) }'
 }
 
 test_expect_success 'cpu mode: the caller keeps its own time' '
