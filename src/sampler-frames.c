@@ -75,6 +75,21 @@ struct sampler_frames_th {
 	struct sampler_frames_ec *ec;
 };
 
+/* The head of rb_iseq_t and of its body (rb_iseq_constant_body). */
+struct sampler_frames_iseq {
+	VALUE flags;
+	VALUE wrapper;
+	const struct sampler_frames_body {
+		int type;
+		unsigned int iseq_size;
+		const VALUE *iseq_encoded;
+	} *body;
+};
+
+/* Exported by libruby (iseq.c), not declared in its public headers: the
+ * line of the instruction at POS in ISEQ, as backtraces compute it. */
+unsigned int rb_iseq_line_no(const void *iseq, size_t pos);
+
 /* imemo_iseq, an iseq's imemo type (internal/imemo.h). */
 #define SAMPLER_FRAMES_IMEMO_ISEQ	7
 #define SAMPLER_FRAMES_IMEMO_MASK	0x0f
@@ -130,6 +145,10 @@ sampler_frames_copy(void *buf, const void *addr, size_t len)
 }
 #endif
 
+#if SAMPLER_FRAMES_MIRROR
+static int sampler_frames_is_iseq(VALUE frame);
+#endif
+
 /* The control frame J frames up from BASE (callers are up). */
 const void *
 sampler_frames_nth(const void *base, int j)
@@ -156,14 +175,15 @@ sampler_frames_callee(const void *cfp)
 /*
  * The innermost control frame of the thread whose VM record is VM_THREAD
  * (current context) and the iseq words (0 for a C frame) of it and of its
- * caller, into *CFP, ISEQS[0] and ISEQS[1]: 1, 0 (nothing read that looks
- * right), or -1 (the kernel will not let us read).  From another thread,
+ * caller, into *CFP, ISEQS[0] and ISEQS[1], and its pc into *PC: 1, 0
+ * (nothing read that looks right), or -1 (the kernel will not let us
+ * read).  From another thread,
  * without the GVL, while the thread runs or ends: every word goes through
  * sampler_frames_copy, and what it gives is a guess the job checks.
  * Async-signal-safe.
  */
 int
-sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2])
+sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VALUE **pc)
 {
 #if SAMPLER_FRAMES_MIRROR
 	struct sampler_frames_th th;
@@ -190,6 +210,7 @@ sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2])
 	if ((r = sampler_frames_copy(f, ec.cfp, sizeof f)) != 0)
 		return -r;
 	*cfp = ec.cfp;
+	*pc = f[0].pc;
 	for (i = 0; i < 2; i++)
 		iseqs[i] = f[i].pc != NULL ? f[i].iseq : 0;
 	return 1;
@@ -197,6 +218,33 @@ sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2])
 	(void)vm_thread;
 	(void)cfp;
 	(void)iseqs;
+	(void)pc;
+	return 0;
+#endif
+}
+
+/* The line of ISEQ (the own iseq of a frame on the current stack, so
+ * alive) that pc PC is in, as rb_profile_frames would give it for a frame
+ * at PC; 0 where PC is not in ISEQ's code.  With the GVL. */
+int
+sampler_frames_line(VALUE iseq, const VALUE *pc)
+{
+#if SAMPLER_FRAMES_MIRROR
+	const struct sampler_frames_body *body;
+	ptrdiff_t n;
+
+	if (!sampler_frames_is_iseq(iseq) || pc == NULL ||
+	    (body = ((const struct sampler_frames_iseq *)iseq)->body) == NULL ||
+	    body->iseq_encoded == NULL)
+		return 0;
+	n = pc - body->iseq_encoded;
+	if (n < 0 || n > (ptrdiff_t)body->iseq_size)
+		return 0;
+	/* The pc is the next instruction's once one has begun. */
+	return (int)rb_iseq_line_no((const void *)iseq, n > 0 ? (size_t)n - 1 : 0);
+#else
+	(void)iseq;
+	(void)pc;
 	return 0;
 #endif
 }

@@ -39,12 +39,13 @@
  * would bill the caller's own work to its callees.  When the frame noted
  * at the tick is a caller of the job's leaf, still running the same iseq,
  * the job bills the stack cut at that frame (sampler_tick_cut); when it
- * is the leaf, is gone, is a C frame, or nothing was noted (no
- * control-frame mirror for this Ruby, the kernel refuses
- * process_vm_readv), the stack at the safepoint.  The weight is the same
- * either way.  With --lines the cut frame's line is that of its call in
- * progress, not of the tick's pc.  The GVL hook is installed in cpu mode
- * too, to track the holder.
+ * was called by the job's leaf and has returned, it is put back on top if
+ * the job knows its frame VALUE; when it is the leaf, is gone otherwise,
+ * is a C frame, or nothing was noted (no control-frame mirror for this
+ * Ruby, the kernel refuses process_vm_readv), the stack at the safepoint.  The weight is the same
+ * either way.  With --lines the noted frame's line is that of the pc
+ * noted at the tick (sampler_frames_line).  The GVL hook is installed in
+ * cpu mode too, to track the holder.
  *
  * Billing: each thread keeps `prev`, the reading of its clock (its CPU
  * clock in cpu mode, CLOCK_MONOTONIC in wall mode) up to which its time
@@ -355,10 +356,13 @@ int sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limi
 const void *sampler_frames_nth(const void *base, int j);
 /* Whether this Ruby's control frames are mirrored (1) or not (0). */
 int sampler_frames_mirrored(void);
-/* VM_THREAD's innermost control frame and the iseq words (0: a C frame)
- * of it and its caller, read through the kernel from any thread: 1, 0
+/* VM_THREAD's innermost control frame, the iseq words (0: a C frame)
+ * of it and its caller, and its pc, read through the kernel from any thread: 1, 0
  * (not read), or -1 (the kernel refuses).  Async-signal-safe. */
-int sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2]);
+int sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2],
+    const VALUE **pc);
+/* The line of ISEQ at pc PC, or 0 (PC not in it).  With the GVL. */
+int sampler_frames_line(VALUE iseq, const VALUE *pc);
 /* The control frame that frame CFP calls (the next one down). */
 const void *sampler_frames_callee(const void *cfp);
 /* FRAME's name as Ruby 3.4's backtrace gives it, knowing its own iseq

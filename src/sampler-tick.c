@@ -38,11 +38,12 @@ static _Alignas(64) struct {
 	atomic_uintptr_t cfp;
 	atomic_uintptr_t iseq;
 	atomic_uintptr_t parent;
+	atomic_uintptr_t pc;
 } sampler_note;
 
 /* What the job reads of a note. */
 struct sampler_noted {
-	uintptr_t cfp, iseq, parent;
+	uintptr_t cfp, iseq, parent, pc;
 };
 
 /* The innermost frames of a stack that sampler_tick_seen remembers. */
@@ -85,6 +86,7 @@ sampler_tick_note(uint_fast64_t tick)
 {
 	uintptr_t holder;
 	const void *cfp;
+	const VALUE *pc;
 	VALUE iseqs[2];
 	int r;
 
@@ -93,7 +95,7 @@ sampler_tick_note(uint_fast64_t tick)
 		return;
 	atomic_store_explicit(&sampler_note.tick, 0, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	r = sampler_frames_peek((void *)holder, &cfp, iseqs);
+	r = sampler_frames_peek((void *)holder, &cfp, iseqs, &pc);
 	if (r < 0) {
 		atomic_store(&sampler.noting, 0);	/* the kernel will not read for us */
 		return;
@@ -104,6 +106,7 @@ sampler_tick_note(uint_fast64_t tick)
 	atomic_store_explicit(&sampler_note.cfp, (uintptr_t)cfp, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.iseq, (uintptr_t)iseqs[0], memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.parent, (uintptr_t)iseqs[1], memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.pc, (uintptr_t)pc, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.tick, tick, memory_order_release);
 }
 
@@ -121,6 +124,7 @@ sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
 	n->cfp = atomic_load_explicit(&sampler_note.cfp, memory_order_relaxed);
 	n->iseq = atomic_load_explicit(&sampler_note.iseq, memory_order_relaxed);
 	n->parent = atomic_load_explicit(&sampler_note.parent, memory_order_relaxed);
+	n->pc = atomic_load_explicit(&sampler_note.pc, memory_order_relaxed);
 	atomic_thread_fence(memory_order_acquire);
 	return atomic_load_explicit(&sampler_note.tick, memory_order_relaxed) == before &&
 	    th == (uintptr_t)vm_thread;
@@ -136,6 +140,18 @@ sampler_tick_cfp(const struct sampler_thread *td, int j)
 	if (td->cfp_base != NULL)
 		return (uintptr_t)sampler_frames_nth(td->cfp_base, j);
 	return (uintptr_t)td->cfps[j];
+}
+
+/* With --lines: entry J of TD's captured stack is the frame noted in N,
+ * which ran the line of the noted pc when the timer fired. */
+static void
+sampler_tick_line(struct sampler_thread *td, int j, const struct sampler_noted *n)
+{
+	int line;
+
+	if (sampler.cfg.lines &&
+	    (line = sampler_frames_line((VALUE)n->iseq, (const VALUE *)n->pc)) > 0)
+		td->lines[j] = line;
 }
 
 /* The slot of TD's cache of frames seen for own iseq OWN. */
@@ -192,6 +208,7 @@ sampler_tick_regrow(struct sampler_thread *td, const struct sampler_noted *n)
 	td->stack[0] = s->frame;
 	td->own[0] = s->own;
 	td->lines[0] = s->line;
+	sampler_tick_line(td, 0, n);
 	td->cfp_base = NULL;	/* the frames' places are not needed again */
 	memset(td->cfps, 0, sizeof td->cfps[0]);
 	td->depth++;
@@ -207,7 +224,9 @@ sampler_tick_regrow(struct sampler_thread *td, const struct sampler_noted *n)
  * callers are at higher addresses (entry j's frame is above entry 0's).
  * The cut only moves TD->top, where sampler_record starts.  When the
  * noted frame was instead called by the leaf and has returned since, it
- * is put back (sampler_tick_regrow).  1 if changed; where the noted frame
+ * is put back (sampler_tick_regrow).  With --lines the noted frame gets
+ * the line of the pc noted, the line that ran when the timer fired (with
+ * YJIT, the last one it saved).  1 if changed; where the noted frame
  * is the leaf, is gone otherwise, or is a C frame, or the control frames
  * could not be paired with TD's stack, the stack stays.
  */
@@ -222,8 +241,12 @@ sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick)
 	    !sampler_tick_noted(tick, td->vm_thread, &noted) || noted.iseq == 0)
 		return 0;
 	leaf = sampler_tick_cfp(td, 0);
-	if (leaf == noted.cfp)
-		return 0;	/* the common case: still in the frame noted */
+	if (leaf == noted.cfp) {
+		/* The common case: still in the frame noted. */
+		if ((uintptr_t)td->own[0] == noted.iseq)
+			sampler_tick_line(td, 0, &noted);
+		return 0;
+	}
 	if (leaf != 0 && leaf > noted.cfp)
 		return sampler_tick_regrow(td, &noted);
 	if (td->cfp_base != NULL) {
@@ -244,5 +267,6 @@ sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick)
 	    (uintptr_t)td->own[j] != noted.iseq)
 		return 0;
 	td->top = j;	/* no frame is moved: the record starts there */
+	sampler_tick_line(td, j, &noted);
 	return 1;
 }

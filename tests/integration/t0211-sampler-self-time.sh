@@ -67,9 +67,23 @@ test_expect_success 'with --lines, the caller keeps its own time' '
 	check_shares l2.folded
 '
 
-test_expect_success 'the timer thread (--signal=false) bills the safepoint as before' '
-	"$RPERF" record -q --signal=false -o t.folded "$FIXTURES/self_time.rb" 0.5 >out &&
-	test_grep "Object#callee" t.folded
+test_expect_success 'with --lines, the time is on the lines of the loop body' '
+	if test -z "$GO" || ! "$GO" version >/dev/null 2>&1; then
+		echo "no go: skipped"; exit 0
+	fi &&
+	"$RPERF" record -q --lines -o l.data "$FIXTURES/self_time.rb" 1 >out &&
+	"$GO" tool pprof -lines -top -unit=ms l.data >top 2>&1 &&
+	cat top &&
+	# At the safepoint it was all on the while (line 14); the loop body
+	# is lines 15 to 20: at least three of them hold 5% or more each.
+	n=$(awk "\$NF ~ /self_time.rb:1[5-9]\$|self_time.rb:20\$/ && \$2 + 0 >= 5 { n++ } END { print n + 0 }" top) &&
+	echo "lines of the loop body with 5% or more: $n" &&
+	num_ge "$n" 3
+'
+
+test_expect_success 'the timer thread (--signal=false) notes frames too' '
+	"$RPERF" record -q --signal=false -o t.folded "$FIXTURES/self_time.rb" 1 >out &&
+	check_shares t.folded
 '
 
 for mode in cpu wall; do
