@@ -11,7 +11,9 @@
 # measured, is an upper bound, and is shown.  Under YJIT most of what a
 # call adds is pushing and popping the frame, done in the caller's
 # machine code: no profiler that reads the frame the thread is in can
-# bill it to the callee.
+# bill it to the callee.  (perf record -e cpu-clock with --yjit-perf on
+# this loop put 4.5% of the two methods' machine-code samples in the
+# callee's code, where the construction says 31-40%.)
 require_relative "measure"
 
 YJIT = defined?(RubyVM::YJIT) && RubyVM::YJIT.enabled?
