@@ -171,6 +171,12 @@ sampler_mark(void *ptr)
 			rb_gc_mark_locations(td->stack, td->stack + td->depth);
 			rb_gc_mark_locations(td->own, td->own + td->depth);
 		}
+		for (i = 0; i < SAMPLER_SEEN; i++) {
+			if (td->seen[i].own != 0) {
+				rb_gc_mark_locations(&td->seen[i].own, &td->seen[i].own + 1);
+				rb_gc_mark_locations(&td->seen[i].frame, &td->seen[i].frame + 1);
+			}
+		}
 	}
 	/* Kept alive so that no other object takes a compile site's address. */
 	if (sampler.ncompile_sites > 0)

@@ -1,8 +1,9 @@
 /*
  * sampler-timer.c: the sampler's clocks, its timer and its worker thread.
  * The timer (a POSIX timer whose real-time signal goes to the worker, or
- * the worker itself sleeping between ticks) only counts the tick and
- * triggers the postponed job; the worker folds full sample buffers into
+ * the worker itself sleeping between ticks) only counts the tick, notes
+ * where the GVL holder is (sampler-tick.c) and triggers the postponed
+ * job; the worker folds full sample buffers into
  * the frame and stack tables and triggers the interval and control jobs
  * when they are due.  The signal handlers and the worker hold no GVL:
  * they must never touch the Ruby API beyond rb_postponed_job_trigger,
@@ -63,14 +64,21 @@ sampler_period_ns(void)
 	return UTIL_NS_PER_SEC / sampler.cfg.frequency;
 }
 
-/* The timer signal's handler: count and ask for a sample. Nothing else. */
+/* Count a tick, note where the GVL holder is, and ask for a sample. */
+static void
+sampler_tick(void)
+{
+	sampler_tick_note(atomic_fetch_add(&sampler.triggers, 1) + 1);
+	rb_postponed_job_trigger(sampler.job);
+}
+
+/* The timer signal's handler: a tick.  Nothing else. */
 static void
 sampler_signal_handler(int sig)
 {
 	int saved = errno;
 
-	atomic_fetch_add(&sampler.triggers, 1);
-	rb_postponed_job_trigger(sampler.job);
+	sampler_tick();
 	errno = saved;
 }
 
@@ -221,8 +229,7 @@ sampler_worker_main(void *arg)
 			break;
 		now = util_mono_ns();
 		if (ticking && atomic_load(&sampler.armed) && now >= next_tick) {
-			atomic_fetch_add(&sampler.triggers, 1);
-			rb_postponed_job_trigger(sampler.job);
+			sampler_tick();
 			next_tick += period;
 			/* Far behind (the machine was busy): skip missed ticks. */
 			if (now - next_tick > 10 * period)
