@@ -172,45 +172,129 @@ sampler_frames_callee(const void *cfp)
 #endif
 }
 
+/* Read N spans of this process's memory through the kernel in one call,
+ * in order, within a moment of each other: as sampler_frames_copy. */
+static int
+sampler_frames_copyv(const struct iovec *local, const struct iovec *remote, int n)
+{
+	size_t len = 0;
+	ssize_t got;
+	int i;
+
+	for (i = 0; i < n; i++)
+		len += local[i].iov_len;
+	got = process_vm_readv(sampler.pid, local, (unsigned long)n, remote,
+	    (unsigned long)n, 0);
+	if (got == (ssize_t)len)
+		return 0;
+	if (got < 0 && (errno == EPERM || errno == ENOSYS))
+		return -1;
+	return 1;
+}
+
+/* Control frames read around the last innermost one (see
+ * sampler_frames_peek): deeper calls are below it. */
+#define SAMPLER_FRAMES_WINDOW		32
+#define SAMPLER_FRAMES_WINDOW_ABOVE	8
+
+/* What sampler_frames_peek read last (only the worker calls it). */
+static struct {
+	void *vm_thread;
+	const void *ec;
+	const VALUE *lo, *hi;		/* the VM stack */
+	uintptr_t cfp;
+} sampler_frames_last;
+
 /*
  * The innermost control frame of the thread whose VM record is VM_THREAD
  * (current context) and the iseq words (0 for a C frame) of it and of its
- * caller, into *CFP, ISEQS[0] and ISEQS[1], and its pc into *PC: 1, 0
- * (nothing read that looks right), or -1 (the kernel will not let us
- * read).  From another thread,
- * without the GVL, while the thread runs or ends: every word goes through
- * sampler_frames_copy, and what it gives is a guess the job checks.
- * Async-signal-safe.
+ * caller, into *CFP, ISEQS[0] and ISEQS[1], its pc into *PC and its
+ * caller's into *CALLER_PC: 1, 0 (nothing read that looks right), or -1
+ * (the kernel will not let us read).  From another thread, without the
+ * GVL, while the thread runs or ends: every word goes through the kernel,
+ * and what it gives is a guess the job checks.
+ *
+ * The frame must be the one the context's frame pointer showed: read a
+ * moment later, its slot may hold a later call at the same depth (a C
+ * method after the one running at the tick returned).  So the context's
+ * head and a window of control frames around the last innermost one are
+ * read in one call, head first: a slot keeps its frame after it returns
+ * until another call takes it, so what the window holds at the frame
+ * pointer is the frame it pointed to.  Outside the window the frames are
+ * read after it, as a second best.  Async-signal-safe.
  */
 int
-sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VALUE **pc)
+sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VALUE **pc,
+    const VALUE **caller_pc)
 {
 #if SAMPLER_FRAMES_MIRROR
+	struct sampler_frames_cfp win[SAMPLER_FRAMES_WINDOW];
+	struct sampler_frames_cfp f[2];
 	struct sampler_frames_th th;
 	struct sampler_frames_ec ec;
-	struct sampler_frames_cfp f[2];
-	int i;
-	const VALUE *hi;
-	int r;
+	const struct sampler_frames_cfp *w0 = NULL, *at;
+	int i, r, nwin = 0;
 
-	if ((r = sampler_frames_copy(&th, vm_thread, sizeof th)) != 0)
-		return -r;
-	if (th.ec == NULL)
-		return 0;
-	if ((r = sampler_frames_copy(&ec, th.ec, sizeof ec)) != 0)
-		return -r;
+	if (sampler_frames_last.vm_thread == vm_thread && sampler_frames_last.ec != NULL) {
+		/* The window: below and a little above the last frame. */
+		w0 = (const struct sampler_frames_cfp *)sampler_frames_last.cfp -
+		    (SAMPLER_FRAMES_WINDOW - SAMPLER_FRAMES_WINDOW_ABOVE);
+		if ((const VALUE *)w0 < sampler_frames_last.lo)
+			w0 = (const struct sampler_frames_cfp *)sampler_frames_last.lo;
+		nwin = (int)((const struct sampler_frames_cfp *)sampler_frames_last.hi - w0) - 1;
+		if (nwin > SAMPLER_FRAMES_WINDOW)
+			nwin = SAMPLER_FRAMES_WINDOW;
+		if (nwin < 2)
+			nwin = 0;
+	}
+	if (nwin > 0) {
+		/* The thread's context (a fiber switch changes it), its head,
+		 * the window. */
+		struct iovec local[3] = {
+			{ &th.ec, sizeof th.ec }, { &ec, sizeof ec },
+			{ win, nwin * sizeof win[0] } };
+		struct iovec remote[3] = {
+			{ &((struct sampler_frames_th *)vm_thread)->ec, sizeof th.ec },
+			{ (void *)sampler_frames_last.ec, sizeof ec },
+			{ (void *)w0, nwin * sizeof win[0] } };
+
+		r = sampler_frames_copyv(local, remote, 3);
+		if (r < 0)
+			return -1;
+		if (r > 0 || th.ec != sampler_frames_last.ec)
+			nwin = 0;	/* another context, or gone: read afresh */
+	}
+	if (nwin == 0) {
+		sampler_frames_last.vm_thread = NULL;
+		if ((r = sampler_frames_copy(&th, vm_thread, sizeof th)) != 0)
+			return -r;
+		if (th.ec == NULL)
+			return 0;
+		if ((r = sampler_frames_copy(&ec, th.ec, sizeof ec)) != 0)
+			return -r;
+	}
 	if (ec.thread_ptr != vm_thread || ec.vm_stack == NULL || ec.vm_stack_size == 0 ||
 	    ec.vm_stack_size > (SIZE_MAX >> 4))
 		return 0;
-	hi = ec.vm_stack + ec.vm_stack_size;
+	sampler_frames_last.lo = ec.vm_stack;
+	sampler_frames_last.hi = ec.vm_stack + ec.vm_stack_size;
 	/* The last frame is the VM's dummy: never a frame of ours. */
-	if ((const VALUE *)ec.cfp < ec.vm_stack || (const VALUE *)(ec.cfp + 2) > hi ||
-	    ((uintptr_t)hi - (uintptr_t)ec.cfp) % sizeof f[0] != 0)
+	if ((const VALUE *)ec.cfp < sampler_frames_last.lo ||
+	    (const VALUE *)(ec.cfp + 2) > sampler_frames_last.hi ||
+	    ((uintptr_t)sampler_frames_last.hi - (uintptr_t)ec.cfp) % sizeof f[0] != 0)
 		return 0;
-	if ((r = sampler_frames_copy(f, ec.cfp, sizeof f)) != 0)
+	at = ec.cfp;
+	if (nwin > 0 && at >= w0 && at + 2 <= w0 + nwin) {
+		memcpy(f, &win[at - w0], sizeof f);
+	} else if ((r = sampler_frames_copy(f, at, sizeof f)) != 0) {
 		return -r;
-	*cfp = ec.cfp;
+	}
+	sampler_frames_last.vm_thread = vm_thread;
+	sampler_frames_last.ec = th.ec;
+	sampler_frames_last.cfp = (uintptr_t)at;
+	*cfp = at;
 	*pc = f[0].pc;
+	*caller_pc = f[1].pc;
 	for (i = 0; i < 2; i++)
 		iseqs[i] = f[i].pc != NULL ? f[i].iseq : 0;
 	return 1;
@@ -219,7 +303,20 @@ sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VAL
 	(void)cfp;
 	(void)iseqs;
 	(void)pc;
+	(void)caller_pc;
 	return 0;
+#endif
+}
+
+/* The pc of control frame CFP of the current thread (with the GVL). */
+const VALUE *
+sampler_frames_pc(const void *cfp)
+{
+#if SAMPLER_FRAMES_MIRROR
+	return ((const struct sampler_frames_cfp *)cfp)->pc;
+#else
+	(void)cfp;
+	return NULL;
 #endif
 }
 

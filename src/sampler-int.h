@@ -35,14 +35,20 @@
  *   to names with the GVL held.
  *
  * Self time: the job runs at the next safepoint, very often the `leave`
- * of a small method the thread called after the tick, so the stack there
- * would bill the caller's own work to its callees.  When the frame noted
- * at the tick is a caller of the job's leaf, still running the same iseq,
- * the job bills the stack cut at that frame (sampler_tick_cut); when it
- * was called by the job's leaf and has returned, it is put back on top if
- * the job knows its frame VALUE; when it is the leaf, is gone otherwise,
- * is a C frame, or nothing was noted (no control-frame mirror for this
- * Ruby, the kernel refuses process_vm_readv), the stack at the safepoint.  The weight is the same
+ * of a small method the thread called after the tick, or the return of a
+ * C method (Ruby checks interrupts there with the C frame still on top),
+ * so the stack there would bill the caller's own work to its callees.
+ * When the frame noted at the tick is a caller of the job's leaf, still
+ * running the same iseq, the job bills the stack cut at that frame
+ * (sampler_tick_cut); when it was called by the job's leaf and has
+ * returned, it is put back on top if the job knows its frame VALUE.  A C
+ * method noted at the tick is known by its caller's call site: while the
+ * caller is still there the stack is cut at the C method, and once the
+ * caller has moved on the C method is put back on top if the job has
+ * seen which one that site calls (else the caller takes the time).  When
+ * the noted frame is the leaf, is gone otherwise, or nothing was noted
+ * (no control-frame mirror for this Ruby, the kernel refuses
+ * process_vm_readv), the stack at the safepoint.  The weight is the same
  * either way.  With --lines the noted frame's line is that of the pc
  * noted at the tick (sampler_frames_line).  The GVL hook is installed in
  * cpu mode too, to track the holder.
@@ -165,6 +171,13 @@ struct sampler_thread {
 		VALUE own, frame;
 		int line;
 	} seen[SAMPLER_SEEN];
+	/* The C methods seen on top of its stack, by their caller's pc (the
+	 * call site): the frame VALUE (marked) for a C method noted at a
+	 * tick and returned before the job (sampler_tick_cut). */
+	struct sampler_seen_c {
+		const VALUE *site;
+		VALUE caller, frame;	/* the caller's own iseq, the C method's frame */
+	} seen_c[SAMPLER_SEEN];
 	struct sampler_thread *next;
 	struct sampler_thread **pprev;
 };
@@ -365,10 +378,13 @@ const void *sampler_frames_nth(const void *base, int j);
 /* Whether this Ruby's control frames are mirrored (1) or not (0). */
 int sampler_frames_mirrored(void);
 /* VM_THREAD's innermost control frame, the iseq words (0: a C frame)
- * of it and its caller, and its pc, read through the kernel from any thread: 1, 0
- * (not read), or -1 (the kernel refuses).  Async-signal-safe. */
+ * of it and its caller, its pc and its caller's, read through the kernel
+ * from any thread, unchecked: 1, 0 (not read), or -1 (the kernel
+ * refuses).  Async-signal-safe. */
 int sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2],
-    const VALUE **pc);
+    const VALUE **pc, const VALUE **caller_pc);
+/* The pc of control frame CFP of the current thread (with the GVL). */
+const VALUE *sampler_frames_pc(const void *cfp);
 /* The line of ISEQ at pc PC, or 0 (PC not in it).  With the GVL. */
 int sampler_frames_line(VALUE iseq, const VALUE *pc);
 /* The control frame that frame CFP calls (the next one down). */

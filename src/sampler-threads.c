@@ -176,6 +176,12 @@ sampler_mark(void *ptr)
 				rb_gc_mark_locations(&td->seen[i].own, &td->seen[i].own + 1);
 				rb_gc_mark_locations(&td->seen[i].frame, &td->seen[i].frame + 1);
 			}
+			if (td->seen_c[i].site != NULL) {
+				rb_gc_mark_locations(&td->seen_c[i].caller,
+				    &td->seen_c[i].caller + 1);
+				rb_gc_mark_locations(&td->seen_c[i].frame,
+				    &td->seen_c[i].frame + 1);
+			}
 		}
 	}
 	/* Kept alive so that no other object takes a compile site's address. */

@@ -39,11 +39,12 @@ static _Alignas(64) struct {
 	atomic_uintptr_t iseq;
 	atomic_uintptr_t parent;
 	atomic_uintptr_t pc;
+	atomic_uintptr_t caller_pc;
 } sampler_note;
 
 /* What the job reads of a note. */
 struct sampler_noted {
-	uintptr_t cfp, iseq, parent, pc;
+	uintptr_t cfp, iseq, parent, pc, caller_pc;
 };
 
 /* The innermost frames of a stack that sampler_tick_seen remembers. */
@@ -86,7 +87,7 @@ sampler_tick_note(uint_fast64_t tick)
 {
 	uintptr_t holder;
 	const void *cfp;
-	const VALUE *pc;
+	const VALUE *pc, *caller_pc;
 	VALUE iseqs[2];
 	int r;
 
@@ -95,7 +96,7 @@ sampler_tick_note(uint_fast64_t tick)
 		return;
 	atomic_store_explicit(&sampler_note.tick, 0, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	r = sampler_frames_peek((void *)holder, &cfp, iseqs, &pc);
+	r = sampler_frames_peek((void *)holder, &cfp, iseqs, &pc, &caller_pc);
 	if (r < 0) {
 		atomic_store(&sampler.noting, 0);	/* the kernel will not read for us */
 		return;
@@ -107,6 +108,8 @@ sampler_tick_note(uint_fast64_t tick)
 	atomic_store_explicit(&sampler_note.iseq, (uintptr_t)iseqs[0], memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.parent, (uintptr_t)iseqs[1], memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.pc, (uintptr_t)pc, memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.caller_pc, (uintptr_t)caller_pc,
+	    memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.tick, tick, memory_order_release);
 }
 
@@ -125,6 +128,7 @@ sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
 	n->iseq = atomic_load_explicit(&sampler_note.iseq, memory_order_relaxed);
 	n->parent = atomic_load_explicit(&sampler_note.parent, memory_order_relaxed);
 	n->pc = atomic_load_explicit(&sampler_note.pc, memory_order_relaxed);
+	n->caller_pc = atomic_load_explicit(&sampler_note.caller_pc, memory_order_relaxed);
 	atomic_thread_fence(memory_order_acquire);
 	return atomic_load_explicit(&sampler_note.tick, memory_order_relaxed) == before &&
 	    th == (uintptr_t)vm_thread;
@@ -161,6 +165,15 @@ sampler_tick_slot(struct sampler_thread *td, VALUE own)
 	return &td->seen[(own >> 4 ^ own >> 10) % SAMPLER_SEEN];
 }
 
+/* The slot of TD's cache of C methods seen for call site SITE. */
+static struct sampler_seen_c *
+sampler_tick_slot_c(struct sampler_thread *td, const VALUE *site)
+{
+	uintptr_t a = (uintptr_t)site;
+
+	return &td->seen_c[(a >> 3 ^ a >> 11) % SAMPLER_SEEN];
+}
+
 /* In the job: remember the frame VALUE and line of the innermost Ruby
  * frames of TD's captured stack by their own iseq, for a frame the job
  * finds gone (sampler_tick_cut).  The cache is marked (pinned) with the
@@ -169,6 +182,8 @@ sampler_tick_slot(struct sampler_thread *td, VALUE own)
 void
 sampler_tick_seen(struct sampler_thread *td)
 {
+	const VALUE *site;
+	uintptr_t cfp;
 	int j;
 
 	for (j = 0; j < td->depth && j < SAMPLER_SEEN_DEPTH; j++) {
@@ -180,6 +195,16 @@ sampler_tick_seen(struct sampler_thread *td)
 		s->own = td->own[j];
 		s->frame = td->stack[j];
 		s->line = td->lines[j];
+	}
+	/* A C method on top, called from a Ruby frame: by its call site. */
+	if (td->depth >= 2 && td->own[0] == 0 && td->own[1] != 0 &&
+	    !RB_SPECIAL_CONST_P(td->stack[0]) && (cfp = sampler_tick_cfp(td, 1)) != 0 &&
+	    (site = sampler_frames_pc((const void *)cfp)) != NULL) {
+		struct sampler_seen_c *c = sampler_tick_slot_c(td, site);
+
+		c->site = site;
+		c->caller = td->own[1];
+		c->frame = td->stack[0];
 	}
 }
 
@@ -215,6 +240,92 @@ sampler_tick_regrow(struct sampler_thread *td, const struct sampler_noted *n)
 	return 1;
 }
 
+/* The entry of TD's captured stack whose control frame is at CFP, or -1
+ * (not known, or not on the stack). */
+static int
+sampler_tick_index(const struct sampler_thread *td, uintptr_t cfp)
+{
+	uintptr_t base, size;
+	int j;
+
+	if (td->cfp_base == NULL) {
+		for (j = 0; j < td->depth; j++) {
+			if (td->cfps[j] != NULL && (uintptr_t)td->cfps[j] >= cfp)
+				return sampler_tick_cfp(td, j) == cfp ? j : -1;
+		}
+		return -1;
+	}
+	base = (uintptr_t)td->cfp_base;
+	size = (uintptr_t)sampler_frames_nth(td->cfp_base, 1) - base;
+	if (cfp < base || (cfp - base) % size != 0 ||
+	    (cfp - base) / size >= (uintptr_t)td->depth)
+		return -1;
+	return (int)((cfp - base) / size);
+}
+
+/*
+ * In the job: the tick found the thread in a C method, called by a frame
+ * running N->parent from call site N->caller_pc.  A C method's return is
+ * a safepoint with its frame still on top, so the job often runs at the
+ * return of the next C method the caller calls, after the one noted has
+ * returned: the time went to the method noted, not to the one the job
+ * found.  So when the caller is still at that call site, the stack is
+ * cut at its callee there (the C method, still running what it called);
+ * when the caller is still on the stack but has moved on, the stack is
+ * cut at the caller and the C method noted put back on top, if the job has seen which method that call site calls
+ * (the cache is marked: its VALUEs are alive, and no other iseq can have
+ * taken the caller's address); if not, the caller takes the time.  1 if
+ * changed.
+ */
+static int
+sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
+{
+	struct sampler_seen_c *c;
+	uintptr_t cfp;
+	int j;
+
+	if (n->parent == 0 || n->caller_pc == 0)
+		return 0;
+	j = sampler_tick_index(td, (uintptr_t)sampler_frames_nth((const void *)n->cfp, 1));
+	if (j < 0 || (uintptr_t)td->own[j] != n->parent ||
+	    (cfp = sampler_tick_cfp(td, j)) == 0)
+		return 0;
+	if ((uintptr_t)sampler_frames_pc((const void *)cfp) == n->caller_pc) {
+		/* Still at that call: the C method is the caller's callee
+		 * (with what it called since above it: a compile's code, a
+		 * block), or has just returned. */
+		if (j == 0 || td->own[j - 1] != 0)
+			return 0;
+		if (j == 1)
+			return 0;
+		td->top = j - 1;
+		return 1;
+	}
+	c = sampler_tick_slot_c(td, (const VALUE *)n->caller_pc);
+	if ((uintptr_t)c->site != n->caller_pc || (uintptr_t)c->caller != n->parent) {
+		if (j == 0)
+			return 0;	/* back in the caller, and it is the leaf */
+		td->top = j;
+		return 1;
+	}
+	if (j == 0) {
+		if (td->depth == SAMPLER_MAX_DEPTH)
+			return 0;
+		memmove(td->stack + 1, td->stack, td->depth * sizeof *td->stack);
+		memmove(td->own + 1, td->own, td->depth * sizeof *td->own);
+		memmove(td->lines + 1, td->lines, td->depth * sizeof *td->lines);
+		td->depth++;
+		j = 1;
+	}
+	td->top = j - 1;
+	td->stack[j - 1] = c->frame;
+	td->own[j - 1] = 0;
+	td->lines[j - 1] = 0;
+	td->cfp_base = NULL;	/* the frames' places are not needed again */
+	memset(td->cfps, 0, sizeof td->cfps[0]);
+	return 1;
+}
+
 /*
  * In the job: cut TD's captured stack at the Ruby frame the thread was in
  * when tick TICK fired, when that frame is now a caller of the one the
@@ -238,8 +349,10 @@ sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick)
 	int j;
 
 	if (!atomic_load_explicit(&sampler.noting, memory_order_relaxed) || td->depth < 1 ||
-	    !sampler_tick_noted(tick, td->vm_thread, &noted) || noted.iseq == 0)
+	    !sampler_tick_noted(tick, td->vm_thread, &noted))
 		return 0;
+	if (noted.iseq == 0)
+		return sampler_tick_cut_c(td, &noted);
 	leaf = sampler_tick_cfp(td, 0);
 	if (leaf == noted.cfp) {
 		/* The common case: still in the frame noted. */
@@ -249,21 +362,8 @@ sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick)
 	}
 	if (leaf != 0 && leaf > noted.cfp)
 		return sampler_tick_regrow(td, &noted);
-	if (td->cfp_base != NULL) {
-		uintptr_t base = (uintptr_t)td->cfp_base;
-		uintptr_t size = (uintptr_t)sampler_frames_nth(td->cfp_base, 1) - base;
-
-		if (noted.cfp < base || (noted.cfp - base) % size != 0 ||
-		    (noted.cfp - base) / size >= (uintptr_t)td->depth)
-			return 0;
-		j = (int)((noted.cfp - base) / size);
-	} else {
-		for (j = 1; j < td->depth; j++) {
-			if (td->cfps[j] != NULL && (uintptr_t)td->cfps[j] >= noted.cfp)
-				break;
-		}
-	}
-	if (j == 0 || j == td->depth || sampler_tick_cfp(td, j) != noted.cfp ||
+	j = sampler_tick_index(td, noted.cfp);
+	if (j <= 0 || sampler_tick_cfp(td, j) != noted.cfp ||
 	    (uintptr_t)td->own[j] != noted.iseq)
 		return 0;
 	td->top = j;	/* no frame is moved: the record starts there */

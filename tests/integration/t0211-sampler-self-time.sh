@@ -86,6 +86,34 @@ test_expect_success 'the timer thread (--signal=false) notes frames too' '
 	check_shares t.folded
 '
 
+# Percent of the self weight of the stacks through method $2 in folded
+# file $1 that has method $3 as its leaf.
+share_pct() {
+	awk -v via="$2" -v m="$3" '{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";");
+		if (index($0, via) == 0) next; t += w; if (f[n] == m) s += w }
+		END { printf "%.0f\n", (t > 0 ? 100 * s / t : -1) }' "$1"
+}
+
+# Signal-based profilers give Array#sum 88% of the long loop and
+# Kernel#is_a? 1%; at the safepoint is_a? took 6% and more, and with the
+# C method noted but not put back, 9%.
+test_expect_success 'a C method keeps its time when the sample is taken at the next one' '
+	"$RPERF" record -q -o cl.folded "$FIXTURES/self_time_c.rb" 1 long &&
+	sum=$(share_pct cl.folded Object#long_loop Array#sum) &&
+	isa=$(share_pct cl.folded Object#long_loop Kernel#is_a?) &&
+	echo "sum $sum% is_a? $isa%" &&
+	num_ge "$sum" 80 && test "$isa" -lt 4
+'
+
+# Signal-based profilers give is_a? 8-17% of the short loop; at the
+# safepoint it took more than half.
+test_expect_success 'a cheap C method gets the time spent in it, not its caller'"'"'s' '
+	"$RPERF" record -q -o cs.folded "$FIXTURES/self_time_c.rb" 1 short &&
+	isa=$(share_pct cs.folded Object#short_loop Kernel#is_a?) &&
+	echo "is_a? $isa%" &&
+	num_ge "$isa" 3 && test "$isa" -lt 25
+'
+
 for mode in cpu wall; do
 	test_expect_success "$mode mode: threads, fibers, GC.compact and fork crash nothing" '
 		"$RPERF" record -q -m '$mode' -o s.folded "$FIXTURES/self_time_stress.rb" 1.5 &&
