@@ -31,6 +31,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <ruby/version.h>
+
 #include "alloc.h"
 #include "sampler-int.h"
 #include "util.h"
@@ -42,6 +48,14 @@ size_t rb_gc_obj_slot_size(VALUE obj);
 
 /* The raw-argument hooks as rb_add_event_hook2 takes them. */
 #define SAMPLER_ALLOC_HOOK(f) ((rb_event_hook_func_t)(void (*)(void))(f))
+
+/* Interpose libruby's allocation functions (see below): Ruby 3.4 only,
+ * whose gc.c is known to allocate through them alone. */
+#if RUBY_API_VERSION_MAJOR == 3 && RUBY_API_VERSION_MINOR == 4
+#define SAMPLER_ALLOC_INTERPOSE 1
+#else
+#define SAMPLER_ALLOC_INTERPOSE 0
+#endif
 
 /* A live-table entry whose sample is still pending: its site field is
  * the pending index. */
@@ -86,6 +100,7 @@ static struct {
 	rb_postponed_job_handle_t job;
 	VALUE wrapper;
 	int hooks;
+	int interposed;		/* counted by the interposed functions */
 
 	struct sampler_alloc_pending *pending;
 	size_t npending, pending_cap;
@@ -170,23 +185,23 @@ sampler_alloc_freeobj(VALUE data, const rb_trace_arg_t *arg)
 	sampler_alloc_forget(rb_tracearg_object((rb_trace_arg_t *)arg));
 }
 
-/* NEWOBJ (raw-argument hook): count down; at zero, take a sample. */
+/* The countdown reached zero at OBJ, just allocated (its class and
+ * type set, its body not yet filled in): take a sample. */
 static void
-sampler_alloc_newobj(VALUE data, const rb_trace_arg_t *arg)
+sampler_alloc_sample(VALUE obj)
 {
 	struct sampler_alloc_pending *p;
 	struct sampler_thread *td;
-	VALUE obj, root = Qundef;
+	VALUE root = Qundef;
 	int depth;
 
-	if (--sa.countdown > 0)
+	if (!sa.on) {
+		sa.countdown = INT64_MAX;	/* not sampling: the slow path never */
 		return;
+	}
 	sa.countdown = alloc_next_distance(&sa.rng, sa.rate);
-	if (!sa.on || !atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
-	    sampler.forked)
-		return;
-	obj = rb_tracearg_object((rb_trace_arg_t *)arg);
-	if (RB_SPECIAL_CONST_P(obj))
+	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
+	    sampler.forked || RB_SPECIAL_CONST_P(obj))
 		return;
 	if (sa.npending == sa.pending_cap ||
 	    sa.nframes + SAMPLER_MAX_DEPTH + 1 > sa.frames_cap) {
@@ -238,6 +253,154 @@ sampler_alloc_newobj(VALUE data, const rb_trace_arg_t *arg)
 	sa.samples++;
 	rb_postponed_job_trigger(sa.job);
 }
+
+/* NEWOBJ (raw-argument hook), where the allocation functions are not
+ * interposed: count down; at zero, take a sample. */
+static void
+sampler_alloc_newobj(VALUE data, const rb_trace_arg_t *arg)
+{
+	if (--sa.countdown > 0)
+		return;
+	sampler_alloc_sample(rb_tracearg_object((rb_trace_arg_t *)arg));
+}
+
+#if SAMPLER_ALLOC_INTERPOSE
+/*
+ * Ruby's NEWOBJ and FREEOBJ events are dispatched for every object,
+ * whatever the hook does with them: on an allocation-heavy program that
+ * dispatch alone (the VM lock, GC disabled and enabled, the hook list)
+ * costs more than half the run.  So where Ruby 3.4's layout is known,
+ * rperf defines the functions libruby allocates and frees objects with
+ * itself, exported from the executable, so that libruby's calls through
+ * its PLT reach them; each calls libruby's own (found with RTLD_NEXT)
+ * and counts down, or takes the freed object out of the table: a call
+ * and a decrement per object.  Every object is made by newobj_of in
+ * gc.c, which only these exported functions call (rb_data_object_zalloc
+ * calls rb_data_object_wrap through the PLT too), and freed in the sweep
+ * through rb_gc_obj_free.  sampler_alloc_start checks that an allocation
+ * does reach rperf, and uses the events if it does not (a libruby built
+ * with -fno-semantic-interposition, for one).
+ */
+#undef rb_data_object_wrap
+VALUE rb_wb_protected_newobj_of(void *ec, VALUE klass, VALUE flags, size_t size);
+VALUE rb_wb_unprotected_newobj_of(VALUE klass, VALUE flags, size_t size);
+bool rb_gc_obj_free(void *objspace, VALUE obj);
+
+static struct {
+	VALUE (*wb_protected)(void *, VALUE, VALUE, size_t);
+	VALUE (*wb_unprotected)(VALUE, VALUE, size_t);
+	VALUE (*data_wrap)(VALUE, void *, RUBY_DATA_FUNC, RUBY_DATA_FUNC);
+	VALUE (*typed_wrap)(VALUE, void *, const rb_data_type_t *);
+	VALUE (*typed_zalloc)(VALUE, size_t, const rb_data_type_t *);
+	bool (*obj_free)(void *, VALUE);
+	int ok;			/* all found */
+	uint64_t seen;		/* allocations that reached us (the check) */
+} sampler_alloc_real;
+
+/* Find libruby's own functions, before anything allocates. */
+__attribute__((constructor)) static void
+sampler_alloc_resolve(void)
+{
+	struct { const char *name; void **fn; } t[] = {
+		{ "rb_wb_protected_newobj_of", (void **)&sampler_alloc_real.wb_protected },
+		{ "rb_wb_unprotected_newobj_of", (void **)&sampler_alloc_real.wb_unprotected },
+		{ "rb_data_object_wrap", (void **)&sampler_alloc_real.data_wrap },
+		{ "rb_data_typed_object_wrap", (void **)&sampler_alloc_real.typed_wrap },
+		{ "rb_data_typed_object_zalloc", (void **)&sampler_alloc_real.typed_zalloc },
+		{ "rb_gc_obj_free", (void **)&sampler_alloc_real.obj_free },
+	};
+	size_t i;
+
+	sampler_alloc_real.ok = 1;
+	for (i = 0; i < sizeof t / sizeof t[0]; i++) {
+		*t[i].fn = dlsym(RTLD_NEXT, t[i].name);
+		if (*t[i].fn == NULL) {
+			/* Cannot be with Ruby 3.4's libruby: nothing to call. */
+			fprintf(stderr, "rperf: libruby has no %s\n", t[i].name);
+			abort();
+		}
+	}
+}
+
+/* After each allocation: count down (the checks of the fast path), unless
+ * the events count instead (RPERF_ALLOC_HOOKS). */
+#define SAMPLER_ALLOC_COUNT(obj) do { \
+	if (sa.interposed && --sa.countdown <= 0) \
+		sampler_alloc_sample(obj); \
+} while (0)
+
+VALUE
+rb_wb_protected_newobj_of(void *ec, VALUE klass, VALUE flags, size_t size)
+{
+	VALUE obj = sampler_alloc_real.wb_protected(ec, klass, flags, size);
+
+	sampler_alloc_real.seen++;
+	SAMPLER_ALLOC_COUNT(obj);
+	return obj;
+}
+
+VALUE
+rb_wb_unprotected_newobj_of(VALUE klass, VALUE flags, size_t size)
+{
+	VALUE obj = sampler_alloc_real.wb_unprotected(klass, flags, size);
+
+	SAMPLER_ALLOC_COUNT(obj);
+	return obj;
+}
+
+VALUE
+rb_data_object_wrap(VALUE klass, void *datap, RUBY_DATA_FUNC dmark, RUBY_DATA_FUNC dfree)
+{
+	VALUE obj = sampler_alloc_real.data_wrap(klass, datap, dmark, dfree);
+
+	SAMPLER_ALLOC_COUNT(obj);
+	return obj;
+}
+
+VALUE
+rb_data_typed_object_wrap(VALUE klass, void *datap, const rb_data_type_t *type)
+{
+	VALUE obj = sampler_alloc_real.typed_wrap(klass, datap, type);
+
+	SAMPLER_ALLOC_COUNT(obj);
+	return obj;
+}
+
+VALUE
+rb_data_typed_object_zalloc(VALUE klass, size_t size, const rb_data_type_t *type)
+{
+	VALUE obj = sampler_alloc_real.typed_zalloc(klass, size, type);
+
+	SAMPLER_ALLOC_COUNT(obj);
+	return obj;
+}
+
+/* The sweep frees OBJ (still whole): a sampled one leaves the table. */
+bool
+rb_gc_obj_free(void *objspace, VALUE obj)
+{
+	if (sa.live.count > 0 && sa.interposed && !sampler.forked)
+		sampler_alloc_forget(obj);
+	return sampler_alloc_real.obj_free(objspace, obj);
+}
+
+/* Whether an allocation reaches rperf's functions. */
+static int
+sampler_alloc_interposed(void)
+{
+	uint64_t before = sampler_alloc_real.seen;
+	VALUE probe = rb_ary_new();
+
+	RB_GC_GUARD(probe);
+	return sampler_alloc_real.seen != before;
+}
+#else
+static int
+sampler_alloc_interposed(void)
+{
+	return 0;
+}
+#endif
 
 /* The index of class KLASS (TYPE for a hidden object), added when new. */
 static int
@@ -377,10 +540,11 @@ sampler_alloc_start(char *err, size_t errlen)
 	if (sampler.cfg.alloc_rate <= 0)
 		return 0;
 	sa.rate = sampler.cfg.alloc_rate;
+	/* Before the countdown is drawn: this allocation must not count. */
+	sa.interposed = getenv("RPERF_ALLOC_HOOKS") == NULL && sampler_alloc_interposed();
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	alloc_rng_seed(&sa.rng, (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
 	    ((uint64_t)getpid() << 16));
-	sa.countdown = alloc_next_distance(&sa.rng, sa.rate);
 	sa.job = rb_postponed_job_preregister(0, sampler_alloc_job, NULL);
 	if (sa.job == POSTPONED_JOB_HANDLE_INVALID) {
 		snprintf(err, errlen, "cannot register the allocation job: Ruby's job table is full");
@@ -390,7 +554,11 @@ sampler_alloc_start(char *err, size_t errlen)
 	alloc_live_init(&sa.live, 4 * SAMPLER_ALLOC_LIVE_ROOM);
 	sa.wrapper = TypedData_Wrap_Struct(0, &sampler_alloc_type, &sa);
 	rb_gc_register_address(&sa.wrapper);
+	/* Drawn last: the allocations above ran the countdown while off. */
+	sa.countdown = alloc_next_distance(&sa.rng, sa.rate);
 	sa.on = 1;
+	if (sa.interposed)
+		return 0;
 	rb_add_event_hook2(SAMPLER_ALLOC_HOOK(sampler_alloc_newobj),
 	    RUBY_INTERNAL_EVENT_NEWOBJ, Qnil, RUBY_EVENT_HOOK_FLAG_RAW_ARG);
 	rb_add_event_hook2(SAMPLER_ALLOC_HOOK(sampler_alloc_freeobj),
@@ -403,6 +571,7 @@ sampler_alloc_start(char *err, size_t errlen)
 void
 sampler_alloc_hooks_remove(void)
 {
+	sa.interposed = 0;	/* the interposed functions let frees pass */
 	if (!sa.hooks)
 		return;
 	rb_remove_event_hook(SAMPLER_ALLOC_HOOK(sampler_alloc_newobj));
