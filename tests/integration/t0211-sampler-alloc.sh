@@ -76,6 +76,31 @@ test_expect_success 'a forked child allocation samples are merged' '
 	within_pct "$(method_sum f.pb.gz alloc_objects keeper)" 200000 20
 '
 
+test_expect_success 'Rperf.snapshot: the live heap at that moment' '
+	SNAP=mid.pb.gz "$RPERF" record -q -m alloc --alloc-rate 64 -o end.pb.gz \
+		"$FIXTURES/alloc.rb" >out &&
+	within_pct "$(method_sum mid.pb.gz inuse_objects keeper)" 200000 20 &&
+	within_pct "$(method_sum mid.pb.gz alloc_objects churner)" 400000 20 &&
+	test "$(method_sum mid.pb.gz inuse_objects churner)" -lt 8000
+'
+
+test_expect_success 'the NEWOBJ/FREEOBJ events, where rperf does not interpose' '
+	RPERF_ALLOC_HOOKS=1 COMPACT=1 "$RPERF" record -q -m alloc --alloc-rate 64 \
+		-o h.pb.gz "$FIXTURES/alloc.rb" >out &&
+	within_pct "$(method_sum h.pb.gz alloc_objects keeper)" 200000 20 &&
+	within_pct "$(method_sum h.pb.gz inuse_objects keeper)" 200000 20 &&
+	within_pct "$(method_sum h.pb.gz alloc_objects churner)" 400000 20 &&
+	test "$(method_sum h.pb.gz inuse_objects churner)" -lt 8000
+'
+
+test_expect_success 'every allocation at --alloc-rate 1: the exact counts' '
+	"$RPERF" record -q -m alloc --alloc-rate 1 -o one.pb.gz "$FIXTURES/alloc.rb" >out &&
+	test "$(method_sum one.pb.gz alloc_objects keeper)" = 200000 &&
+	test "$(method_sum one.pb.gz inuse_objects keeper)" = 200000 &&
+	test "$(method_sum one.pb.gz alloc_objects churner)" = 400000 &&
+	test "$(method_sum one.pb.gz alloc_objects idle)" = 0
+'
+
 test_expect_success 'diff --sample-index compares a memory type' '
 	"$RPERF" diff --sample-index alloc_objects a.pb.gz k.pb.gz >diff &&
 	test_grep "keeper|churner" diff
