@@ -69,24 +69,20 @@ alloc_scale(double rate, int64_t size)
 	return s;
 }
 
-/* The home bucket of KEY: object addresses are 8-aligned and close
- * together, so they are mixed first. */
-static size_t
-alloc_live_home(const struct alloc_live *t, uintptr_t key)
-{
-	return (size_t)profile_mix((uint64_t)key) & (t->nbuckets - 1);
-}
-
 /* An empty table of at least CAP buckets. */
 void
 alloc_live_init(struct alloc_live *t, size_t cap)
 {
 	size_t n = 16;
+	unsigned shift = 60;
 
-	while (n < cap)
+	while (n < cap) {
 		n *= 2;
+		shift--;
+	}
 	t->buckets = xcalloc(n, sizeof *t->buckets);
 	t->nbuckets = n;
+	t->shift = shift;
 	t->count = 0;
 }
 
@@ -104,47 +100,40 @@ alloc_live_room(const struct alloc_live *t, size_t n)
 	return t->nbuckets > 0 && (t->count + n) * 8 <= t->nbuckets * 7;
 }
 
-/* Past half full: grow at the next chance. */
+/* Past a quarter full: grow at the next chance (a sparse table answers
+ * most lookups of objects not in it at their first bucket). */
 int
 alloc_live_crowded(const struct alloc_live *t)
 {
-	return t->count * 2 > t->nbuckets;
+	return t->count * 4 > t->nbuckets;
 }
 
-/* Put E in the first free bucket from its home (there is one). */
+/* Move every entry of T into NEW zeroed buckets, 2^(64 - SHIFT) of them. */
 static void
-alloc_live_place(struct alloc_live_entry *buckets, size_t nbuckets,
-    const struct alloc_live_entry *e)
+alloc_live_move_all(struct alloc_live *t, struct alloc_live_entry *nb, unsigned shift)
 {
-	size_t i = (size_t)profile_mix((uint64_t)e->key) & (nbuckets - 1);
+	struct alloc_live old = *t;
+	size_t i, j;
 
-	while (buckets[i].key != 0)
-		i = (i + 1) & (nbuckets - 1);
-	buckets[i] = *e;
-}
-
-/* Move every entry of T into NEW buckets (NEWN of them, zeroed). */
-static void
-alloc_live_move_all(struct alloc_live *t, struct alloc_live_entry *nb, size_t newn)
-{
-	size_t i;
-
-	for (i = 0; i < t->nbuckets; i++) {
-		if (t->buckets[i].key != 0)
-			alloc_live_place(nb, newn, &t->buckets[i]);
-	}
-	free(t->buckets);
 	t->buckets = nb;
-	t->nbuckets = newn;
+	t->shift = shift;
+	t->nbuckets = (size_t)1 << (64 - shift);
+	for (i = 0; i < old.nbuckets; i++) {
+		if (old.buckets[i].key == 0)
+			continue;
+		for (j = alloc_live_home(t, old.buckets[i].key); nb[j].key != 0;
+		    j = (j + 1) & (t->nbuckets - 1))
+			;
+		nb[j] = old.buckets[i];
+	}
+	free(old.buckets);
 }
 
 /* Double the buckets. */
 void
 alloc_live_grow(struct alloc_live *t)
 {
-	size_t n = t->nbuckets * 2;
-
-	alloc_live_move_all(t, xcalloc(n, sizeof *t->buckets), n);
+	alloc_live_move_all(t, xcalloc(t->nbuckets * 2, sizeof *t->buckets), t->shift - 1);
 }
 
 /* The entry of KEY, or NULL. */
@@ -230,6 +219,6 @@ alloc_live_rekey(struct alloc_live *t, uintptr_t (*move)(uintptr_t, void *), voi
 		}
 	}
 	if (moved > 0)
-		alloc_live_move_all(t, xcalloc(t->nbuckets, sizeof *t->buckets), t->nbuckets);
+		alloc_live_move_all(t, xcalloc(t->nbuckets, sizeof *t->buckets), t->shift);
 	return moved;
 }

@@ -66,16 +66,34 @@ struct alloc_live_entry {
 
 struct alloc_live {
 	struct alloc_live_entry *buckets;
-	size_t nbuckets;	/* a power of two */
+	size_t nbuckets;	/* a power of two, 2^(64 - shift) */
+	unsigned shift;
 	size_t count;
 };
+
+/* The home bucket of KEY: Fibonacci hashing (the product's top bits),
+ * two instructions, as the free hook asks for every object freed. */
+static inline size_t
+alloc_live_home(const struct alloc_live *t, uintptr_t key)
+{
+	return (size_t)(((uint64_t)key * 0x9e3779b97f4a7c15ULL) >> t->shift);
+}
+
+/* Whether KEY may be in T: 0 when its home bucket is empty (then it is
+ * not; the table is kept at most a quarter full, so that is the common
+ * answer for an object that was not sampled). */
+static inline int
+alloc_live_may_have(const struct alloc_live *t, uintptr_t key)
+{
+	return t->count != 0 && t->buckets[alloc_live_home(t, key)].key != 0;
+}
 
 /* An empty table of at least CAP buckets (rounded up to a power of two). */
 void alloc_live_init(struct alloc_live *t, size_t cap);
 void alloc_live_release(struct alloc_live *t);
 /* Whether N more entries fit under the highest load (7/8). */
 int alloc_live_room(const struct alloc_live *t, size_t n);
-/* Whether the table is past its comfortable load (1/2): grow it soon. */
+/* Whether the table is past its comfortable load (1/4): grow it soon. */
 int alloc_live_crowded(const struct alloc_live *t);
 /* Double the buckets (allocates). */
 void alloc_live_grow(struct alloc_live *t);

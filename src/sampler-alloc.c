@@ -180,9 +180,13 @@ sampler_alloc_forget(VALUE obj)
 static void
 sampler_alloc_freeobj(VALUE data, const rb_trace_arg_t *arg)
 {
+	VALUE obj;
+
 	if (sa.live.count == 0 || sampler.forked)
 		return;
-	sampler_alloc_forget(rb_tracearg_object((rb_trace_arg_t *)arg));
+	obj = rb_tracearg_object((rb_trace_arg_t *)arg);
+	if (alloc_live_may_have(&sa.live, (uintptr_t)obj))
+		sampler_alloc_forget(obj);
 }
 
 /* The countdown reached zero at OBJ, just allocated (its class and
@@ -379,7 +383,8 @@ rb_data_typed_object_zalloc(VALUE klass, size_t size, const rb_data_type_t *type
 bool
 rb_gc_obj_free(void *objspace, VALUE obj)
 {
-	if (sa.live.count > 0 && sa.interposed && !sampler.forked)
+	if (alloc_live_may_have(&sa.live, (uintptr_t)obj) && sa.interposed &&
+	    !sampler.forked)
 		sampler_alloc_forget(obj);
 	return sampler_alloc_real.obj_free(objspace, obj);
 }
