@@ -368,10 +368,18 @@ sampler_build(int delta)
 			profile_add_meta(p, PROFILE_COMMENT_ALLOC_MOVED, "%llu",
 			    (unsigned long long)moved);
 	}
-	profile_add_meta(p, PROFILE_COMMENT_SAMPLES, "%llu",
-	    (unsigned long long)sampler.samples);
-	profile_add_meta(p, PROFILE_COMMENT_TRIGGERS, "%llu",
-	    (unsigned long long)atomic_load(&sampler.triggers));
+	if (with_time) {
+		profile_add_meta(p, PROFILE_COMMENT_SAMPLES, "%llu",
+		    (unsigned long long)sampler.samples);
+		profile_add_meta(p, PROFILE_COMMENT_TRIGGERS, "%llu",
+		    (unsigned long long)atomic_load(&sampler.triggers));
+	} else {
+		/* -m alloc: the samples are the allocations sampled. */
+		uint64_t n, grown, moved;
+
+		sampler_alloc_counts(&n, &grown, &moved);
+		profile_add_meta(p, PROFILE_COMMENT_SAMPLES, "%llu", (unsigned long long)n);
+	}
 	profile_add_meta(p, PROFILE_COMMENT_THREADS, "%llu",
 	    (unsigned long long)sampler.nthreads);
 	return p;

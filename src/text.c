@@ -83,6 +83,7 @@ text_print_header(const struct profile *p, FILE *fp, size_t vi,
 	    PROFILE_COMMENT_COMMAND);
 	const char *mode = profile_comment_value(p, PROFILE_COMMENT_MODE);
 	const char *freq = profile_comment_value(p, PROFILE_COMMENT_FREQUENCY);
+	const char *alloc_rate = profile_comment_value(p, PROFILE_COMMENT_ALLOC_RATE);
 	const char *samples = profile_comment_value(p,
 	    PROFILE_COMMENT_SAMPLES);
 	const char *triggers = profile_comment_value(p,
@@ -110,6 +111,8 @@ text_print_header(const struct profile *p, FILE *fp, size_t vi,
 	fprintf(fp, "%-10s%s", "Mode:", mode ? mode : type);
 	if (freq != NULL)
 		fprintf(fp, ", %s Hz", text_numeric(buf, sizeof buf, freq));
+	if (alloc_rate != NULL)
+		fprintf(fp, ", 1 allocation in %s", text_numeric(buf, sizeof buf, alloc_rate));
 	fputc('\n', fp);
 	fprintf(fp, "%-10s%s%s%s (%s)\n", "Total:",
 	    numfmt_value(buf, sizeof buf, u, total), *u->suffix ? " " : "",

@@ -16,7 +16,8 @@ test_expect_success '-m alloc: the memory sample types, kept and dropped objects
 	"$RPERF" record -q -m alloc --alloc-rate 64 -o a.pb.gz "$FIXTURES/alloc.rb" >out &&
 	test_grep "^kept 200000$" out &&
 	"$RPERF" report a.pb.gz >report &&
-	test_grep "^Mode: +alloc$" report &&
+	test_grep "^Mode: +alloc, 1 allocation in 64$" report &&
+	test_grep "^Samples: +[0-9,]+$" report &&
 	test_grep "^Total: .* bytes \(alloc_space\)$" report &&
 	within_pct "$(method_sum a.pb.gz alloc_objects keeper)" 200000 20 &&
 	within_pct "$(method_sum a.pb.gz inuse_objects keeper)" 200000 20 &&
