@@ -158,9 +158,10 @@ sampler_alloc_size_at_free(VALUE obj)
 }
 
 /* OBJ, a sampled object, is freed: out of the table and off its site's
- * in-use counts (measured now if its sample is still pending). */
+ * in-use counts (measured now, with MEASURE, if its sample is still
+ * pending). */
 static void
-sampler_alloc_forget(VALUE obj)
+sampler_alloc_drop(VALUE obj, int measure)
 {
 	struct alloc_live_entry e;
 
@@ -168,11 +169,18 @@ sampler_alloc_forget(VALUE obj)
 		return;
 	if (e.flags & SAMPLER_ALLOC_PENDING) {
 		sa.pending[e.site].obj = 0;
-		sa.pending[e.site].size = sampler_alloc_size_at_free(obj);
+		sa.pending[e.site].size = measure ? sampler_alloc_size_at_free(obj) : 0;
 	} else {
 		sa.sites[e.site].inuse_n--;
 		sa.sites[e.site].inuse_bytes -= e.size;
 	}
+}
+
+/* OBJ is freed (still whole). */
+static void
+sampler_alloc_forget(VALUE obj)
+{
+	sampler_alloc_drop(obj, 1);
 }
 
 /* FREEOBJ (raw-argument hook, in the sweep): a sampled object is gone?
@@ -247,9 +255,9 @@ sampler_alloc_sample(VALUE obj)
 	p->frame_off = sa.nframes;
 	p->depth = depth;
 	p->size = 0;
-	/* Cannot be there (its FREEOBJ took it out), but if it were, it
-	 * leaves as a freed object would. */
-	sampler_alloc_forget(obj);
+	/* Cannot be there (its free took it out), but if it were, it leaves
+	 * as a freed object would, unmeasured: this slot is the new object's. */
+	sampler_alloc_drop(obj, 0);
 	alloc_live_insert(&sa.live, (uintptr_t)obj, (uint32_t)sa.npending,
 	    SAMPLER_ALLOC_PENDING, 0);
 	sa.npending++;
@@ -590,8 +598,12 @@ sampler_alloc_hooks_remove(void)
 void
 sampler_alloc_settle(void)
 {
-	if (sa.on && !sampler.forked)
-		rb_gc();
+	if (!sa.on || sampler.forked)
+		return;
+	rb_gc();
+	/* Measured now, while frees are still seen: a pending object freed
+	 * after the hooks are gone would be measured in a reused slot. */
+	sampler_alloc_fold();
 }
 
 /* Fold what is pending, for a profile (with the GVL). */
