@@ -102,6 +102,20 @@ test_expect_success 'every allocation at --alloc-rate 1: the exact counts' '
 	test "$(method_sum one.pb.gz alloc_objects idle)" = 0
 '
 
+test_expect_success 'labels and --defer apply to allocation samples' '
+	"$RPERF" record -q -m alloc --alloc-rate 64 --defer -o l.pb.gz -e "
+		def outside = 100_000.times { [1] }
+		def inside = 100_000.times { [2] }
+		outside
+		Rperf.profile(job: %q(import)) { inside }
+		outside" &&
+	within_pct "$(method_sum l.pb.gz alloc_objects inside)" 100000 20 &&
+	test "$(method_sum l.pb.gz alloc_objects outside)" = 0 &&
+	"$RPERF" report --sample-index alloc_objects --tagfocus job=import \
+		--format folded l.pb.gz >job.folded &&
+	within_pct "$(folded_sum job.folded "Object#inside")" 100000 20
+'
+
 test_expect_success 'diff --sample-index compares a memory type' '
 	"$RPERF" diff --sample-index alloc_objects a.pb.gz k.pb.gz >diff &&
 	test_grep "keeper|churner" diff
