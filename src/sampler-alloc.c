@@ -1,28 +1,36 @@
 /*
- * sampler-alloc.c: allocation samples (-m alloc, --alloc).  A NEWOBJ
- * hook counts allocations down to a geometric random distance (alloc.h)
- * and, at zero, takes the allocating thread's stack and the object's
- * class, puts the object in the table of live sampled objects and asks
- * for the alloc job.  A FREEOBJ hook takes a freed object out of that
- * table and off its site's in-use count.  The job, at the next
- * safepoint, folds each new sample into its site (stack, thread, label
- * set, class) and measures the object with rb_obj_memsize_of, by then
- * initialised; an object freed before that is measured at its FREEOBJ.
+ * sampler-alloc.c: allocation samples (-m alloc, --alloc).  Every
+ * allocation counts down to a geometric random distance (alloc.h); at
+ * zero, the allocating thread's stack and the object's class are taken,
+ * the object goes into the table of live sampled objects and the alloc
+ * job is asked for.  Every free looks the object up in that table and,
+ * when it is there, takes it out and off its site's in-use counts.  The
+ * job, at the next safepoint, folds each new sample into its site
+ * (stack, thread, label set, class) and measures the object with
+ * rb_obj_memsize_of, by then initialised; an object freed before that is
+ * measured when it is freed.
  *
- * The hooks run inside Ruby's allocation (GC disabled, the VM lock held)
- * and inside the GC's sweep: they never call Ruby, never raise, never
- * make a Ruby object.  They write into buffers and a table that the job
- * keeps with headroom; only when that runs out (thousands of samples
- * with no safepoint between, as in one long C call) does a hook grow
- * them, with plain malloc, which Ruby allows there (see newobj_of in
- * gc.c: it disables GC around the hook so that the hook may malloc).
+ * Where allocations and frees are seen: with Ruby 3.4, in rperf's own
+ * definitions of libruby's allocation and free functions, which libruby's
+ * calls reach through its PLT (see SAMPLER_ALLOC_INTERPOSE below);
+ * elsewhere, or when that is found not to work, in hooks on the internal
+ * NEWOBJ and FREEOBJ events, which cost far more (Ruby dispatches them for
+ * every object).  Either way the counting runs in the middle of Ruby's
+ * allocation and of the GC's sweep: it never calls Ruby, never raises,
+ * never makes a Ruby object, never starts a GC.  It writes into buffers
+ * and a table that the job keeps with headroom; only when that runs out
+ * (thousands of samples with no safepoint between, as in one long C call)
+ * does it grow them, with plain malloc, which Ruby allows there (newobj_of
+ * in gc.c disables GC around the NEWOBJ hook so that a hook may malloc).
  *
  * Sampled objects are never marked: marking would keep them alive and
  * "in use" would mean nothing.  A compacting GC moves them, so the GC
  * wrapper's dcompact function rekeys the table with rb_gc_location (it
  * runs after the moves, while the old slots still forward; dead objects
- * not yet swept keep their address until their FREEOBJ).  Classes and
- * frames are marked and pinned, as the time samples' frames are.
+ * not yet swept keep their address until they are freed).  Classes and
+ * frames are marked and pinned, as the time samples' frames are (so an
+ * anonymous class that allocated a sampled object outlives its use).
+ * Everything runs with the GVL (Ractors are not supported).
  */
 #include <pthread.h>
 #include <stdatomic.h>
