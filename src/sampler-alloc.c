@@ -313,8 +313,6 @@ static struct {
 	VALUE (*typed_wrap)(VALUE, void *, const rb_data_type_t *);
 	VALUE (*typed_zalloc)(VALUE, size_t, const rb_data_type_t *);
 	bool (*obj_free)(void *, VALUE);
-	int ok;			/* all found */
-	uint64_t seen;		/* allocations that reached us (the check) */
 } sampler_alloc_real;
 
 /* Find libruby's own functions, before anything allocates. */
@@ -331,7 +329,6 @@ sampler_alloc_resolve(void)
 	};
 	size_t i;
 
-	sampler_alloc_real.ok = 1;
 	for (i = 0; i < sizeof t / sizeof t[0]; i++) {
 		*t[i].fn = dlsym(RTLD_NEXT, t[i].name);
 		if (*t[i].fn == NULL) {
@@ -354,7 +351,6 @@ rb_wb_protected_newobj_of(void *ec, VALUE klass, VALUE flags, size_t size)
 {
 	VALUE obj = sampler_alloc_real.wb_protected(ec, klass, flags, size);
 
-	sampler_alloc_real.seen++;
 	SAMPLER_ALLOC_COUNT(obj);
 	return obj;
 }
@@ -405,15 +401,21 @@ rb_gc_obj_free(void *objspace, VALUE obj)
 	return sampler_alloc_real.obj_free(objspace, obj);
 }
 
-/* Whether an allocation reaches rperf's functions. */
+/* Whether an allocation reaches rperf's functions: it counts down from
+ * a count that cannot reach zero (sampling is still off). */
 static int
 sampler_alloc_interposed(void)
 {
-	uint64_t before = sampler_alloc_real.seen;
-	VALUE probe = rb_ary_new();
+	VALUE probe;
+	int reached;
 
+	sa.countdown = INT64_MAX;
+	sa.interposed = 1;
+	probe = rb_ary_new();
 	RB_GC_GUARD(probe);
-	return sampler_alloc_real.seen != before;
+	reached = sa.countdown != INT64_MAX;
+	sa.interposed = 0;
+	return reached;
 }
 #else
 static int
