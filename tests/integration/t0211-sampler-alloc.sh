@@ -85,6 +85,27 @@ test_expect_success 'Rperf.snapshot: the live heap at that moment' '
 	test "$(method_sum mid.pb.gz inuse_objects churner)" -lt 8000
 '
 
+test_expect_success 'rperf snapshot PID: the live heap of a running process' '
+	"$RPERF" record -q -m alloc --alloc-rate 64 -o live.pb.gz -e "
+		\$stdout.sync = true
+		\$kept = Array.new(200_000) { |i| [i] }
+		200_000.times { {} }
+		puts Process.pid
+		sleep 0.1 until File.exist?(%q(done))" >pid &
+	rpid=$! &&
+	for i in $(seq 1 100); do test -s pid && break; sleep 0.1; done &&
+	pid=$(cat pid) &&
+	"$RPERF" snapshot "$pid" &&
+	for i in $(seq 1 100); do test -s "live.pb.gz.$pid.1" && break; sleep 0.1; done &&
+	sleep 0.2 && touch done && wait $rpid &&
+	"$RPERF" report --sample-index inuse_objects --tagfocus class=Array \
+		--format folded "live.pb.gz.$pid.1" >live.folded &&
+	within_pct "$(folded_sum live.folded)" 200000 20 &&
+	"$RPERF" report --sample-index inuse_objects --tagfocus class=Hash \
+		--format folded "live.pb.gz.$pid.1" >hash.folded &&
+	test "$(folded_sum hash.folded)" -lt 8000
+'
+
 test_expect_success 'the NEWOBJ/FREEOBJ events, where rperf does not interpose' '
 	RPERF_ALLOC_HOOKS=1 COMPACT=1 "$RPERF" record -q -m alloc --alloc-rate 64 \
 		-o h.pb.gz "$FIXTURES/alloc.rb" >out &&
