@@ -115,8 +115,9 @@ test_expect_success 'the NEWOBJ/FREEOBJ events, where rperf does not interpose' 
 	test "$(method_sum h.pb.gz inuse_objects churner)" -lt 8000
 '
 
-test_expect_success 'every allocation at --alloc-rate 1: the exact counts' '
-	"$RPERF" record -q -m alloc --alloc-rate 1 -o one.pb.gz "$FIXTURES/alloc.rb" >out &&
+test_expect_success 'every allocation at --alloc-rate 1: the exact counts, through compaction' '
+	COMPACT=1 "$RPERF" record -q -m alloc --alloc-rate 1 -o one.pb.gz "$FIXTURES/alloc.rb" >out &&
+	"$RPERF" report --format text one.pb.gz >/dev/null &&
 	test "$(method_sum one.pb.gz alloc_objects keeper)" = 200000 &&
 	test "$(method_sum one.pb.gz inuse_objects keeper)" = 200000 &&
 	test "$(method_sum one.pb.gz alloc_objects churner)" = 400000 &&
