@@ -138,6 +138,11 @@ test_expect_success 'labels and --defer apply to allocation samples' '
 	within_pct "$(folded_sum job.folded "Object#inside")" 100000 20
 '
 
+test_expect_success 'a flame graph of a memory type' '
+	"$RPERF" report --sample-index inuse_space -o inuse.svg c.pb.gz &&
+	test_grep "\"unit\":\"bytes\"" inuse.svg
+'
+
 test_expect_success 'diff --sample-index compares a memory type' '
 	"$RPERF" diff --sample-index alloc_objects a.pb.gz k.pb.gz >diff &&
 	test_grep "keeper|churner" diff
