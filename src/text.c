@@ -526,6 +526,13 @@ text_memory_table(const struct profile *p, FILE *fp, size_t top)
 	free(sites);
 }
 
+/* The allocation sites table by itself (for rperf stat --alloc). */
+void
+text_write_alloc_sites(const struct profile *p, FILE *fp, size_t top)
+{
+	text_memory_table(p, fp, top ? top : TEXT_DEFAULT_TOP);
+}
+
 void
 text_opts_init(struct text_opts *o)
 {

@@ -148,6 +148,18 @@ test_expect_success 'diff --sample-index compares a memory type' '
 	test_grep "keeper|churner" diff
 '
 
+test_expect_success 'stat --alloc lists the top allocating methods' '
+	"$RPERF" stat --alloc "$FIXTURES/alloc.rb" >out 2>err &&
+	test_grep "^Allocation sites \(top 10 of [0-9]+, by bytes allocated\):$" err &&
+	test_grep " Object#keeper$" err &&
+	test_grep " Object#churner$" err &&
+	"$RPERF" stat --alloc --json "$FIXTURES/alloc.rb" >out 2>json &&
+	"$RUBY" -rjson -e "
+		j = JSON.parse(File.read(ARGV[0]))
+		t = j[%q(cpu_execution_ms)] + j[%q(gc_marking_ms)] + j[%q(gc_sweeping_ms)]
+		raise %q(time is not the time: ) + t.to_s unless t > 0 && t < j[%q(real_ms)] * 1.5" json
+'
+
 test_expect_success 'bad flags: one line, status 2' '
 	for args in "--alloc-rate 0 --alloc" "--alloc-rate x --alloc" \
 		"--alloc-rate 5" "-m heap" "--alloc --push http://localhost:1"; do
