@@ -236,20 +236,24 @@ cpuclock_switch_check(const struct cpuclock *c)
 {
 	struct timespec nap = { 0, 1000 };
 	uint32_t before;
-	int i;
+	int i, cut = 0;
 
 	for (i = 0; i < 3; i++) {
 		before = cpuclock_lock(c);
-		nanosleep(&nap, NULL);
+		if (nanosleep(&nap, NULL) != 0 && cut++ < 8) {
+			i--;	/* a signal cut the nap short: nap again */
+			continue;
+		}
 		if (cpuclock_lock(c) != before)
 			return 1;
 	}
 	return 0;
 }
 
-/* Open the task-clock event of the calling thread and map its page. */
+/* Open the task-clock event of thread TID (0: the calling thread) and
+ * map its page. */
 static int
-cpuclock_perf_open(struct cpuclock *c)
+cpuclock_perf_open(struct cpuclock *c, int tid)
 {
 	struct perf_event_attr attr;
 	long pagesize = sysconf(_SC_PAGESIZE);
@@ -267,7 +271,7 @@ cpuclock_perf_open(struct cpuclock *c)
 	 */
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
-	fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1,
+	fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
 	    PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -281,9 +285,44 @@ cpuclock_perf_open(struct cpuclock *c)
 	return 0;
 }
 
-/* Set up the calling thread's clock in C; never fails (falls back). */
+/*
+ * Prepare P to find out whether the kernel refreshes a perf page when a
+ * thread is switched in, on thread TID (of this process), unless that is
+ * known already; 1 if P is ready for cpuclock_probe_run on TID, else 0.
+ * The event is opened here, on the caller's thread, so that no other
+ * thread holds a descriptor while the script may be opening files.
+ */
+int
+cpuclock_probe_open(struct cpuclock *p, int tid)
+{
+	(void)pthread_once(&cpuclock_once, cpuclock_init);
+	memset(p, 0, sizeof *p);
+	p->forks = __atomic_load_n(&cpuclock_forks, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&cpuclock_switch_ok, __ATOMIC_RELAXED) != 0)
+		return 0;
+	return cpuclock_perf_open(p, tid) == 0;
+}
+
+/* On P's thread: sleep briefly, see whether P's page moved, record the
+ * answer for the process and release P. */
 void
-cpuclock_open(struct cpuclock *c)
+cpuclock_probe_run(struct cpuclock *p)
+{
+	if (p->page == NULL)
+		return;
+	if (__atomic_load_n(&cpuclock_switch_ok, __ATOMIC_RELAXED) == 0)
+		__atomic_store_n(&cpuclock_switch_ok,
+		    cpuclock_switch_check(p) ? 1 : -1, __ATOMIC_RELAXED);
+	cpuclock_close(p);
+}
+
+/*
+ * Set up the calling thread's clock; never fails (falls back).  LAZY: if
+ * no probe has answered yet, do not sleep to find out here; read by
+ * system call until a probe, on another thread, has answered.
+ */
+static void
+cpuclock_open_as(struct cpuclock *c, int lazy)
 {
 	const char *no = getenv("RPERF_NO_PERF_CLOCK");
 	int ok;
@@ -293,7 +332,7 @@ cpuclock_open(struct cpuclock *c)
 	c->kind = CPUCLOCK_SYSCALL;
 	c->forks = __atomic_load_n(&cpuclock_forks, __ATOMIC_RELAXED);
 	c->anchor_lock = 1;	/* odd: never a settled lock value */
-	if ((no != NULL && *no != '\0') || cpuclock_perf_open(c) != 0)
+	if ((no != NULL && *no != '\0') || cpuclock_perf_open(c, 0) != 0)
 		return;
 
 #if defined(__x86_64__)
@@ -303,6 +342,11 @@ cpuclock_open(struct cpuclock *c)
 	}
 #endif
 	ok = __atomic_load_n(&cpuclock_switch_ok, __ATOMIC_RELAXED);
+	if (ok == 0 && lazy) {
+		c->kind = CPUCLOCK_SWITCH;
+		c->pending = 1;
+		return;
+	}
 	if (ok == 0) {
 		ok = cpuclock_switch_check(c) ? 1 : -1;
 		__atomic_store_n(&cpuclock_switch_ok, ok, __ATOMIC_RELAXED);
@@ -312,6 +356,20 @@ cpuclock_open(struct cpuclock *c)
 		return;
 	}
 	cpuclock_close(c);
+}
+
+/* Set up the calling thread's clock, checking the kernel if need be. */
+void
+cpuclock_open(struct cpuclock *c)
+{
+	cpuclock_open_as(c, 0);
+}
+
+/* Set up the calling thread's clock without waiting for the check. */
+void
+cpuclock_open_lazy(struct cpuclock *c)
+{
+	cpuclock_open_as(c, 1);
 }
 
 /* The calling thread's CPU time in ns. */
@@ -338,6 +396,19 @@ cpuclock_read(struct cpuclock *c)
 	}
 #endif
 	case CPUCLOCK_SWITCH:
+		if (c->pending) {
+			int ok = __atomic_load_n(&cpuclock_switch_ok, __ATOMIC_RELAXED);
+
+			if (ok == 0)
+				break;		/* no answer yet: the system call */
+			if (ok < 0) {
+				/* The page stays mapped until cpuclock_close;
+				 * a handler may be reading it. */
+				c->kind = CPUCLOCK_SYSCALL;
+				break;
+			}
+			c->pending = 0;
+		}
 		return cpuclock_read_switch(c);
 	default:
 		break;
@@ -349,6 +420,8 @@ cpuclock_read(struct cpuclock *c)
 int
 cpuclock_fast(const struct cpuclock *c)
 {
+	if (c->kind == CPUCLOCK_SWITCH && c->pending)
+		return __atomic_load_n(&cpuclock_switch_ok, __ATOMIC_RELAXED) > 0;
 	return c->kind != CPUCLOCK_SYSCALL;
 }
 
@@ -356,6 +429,8 @@ cpuclock_fast(const struct cpuclock *c)
 const char *
 cpuclock_kind_name(const struct cpuclock *c)
 {
+	if (c->kind == CPUCLOCK_SWITCH && !cpuclock_fast(c))
+		return "syscall";
 	switch (c->kind) {
 	case CPUCLOCK_TSC:
 		return "tsc";

@@ -59,10 +59,22 @@ struct cpuclock {
 	int64_t anchor_cpu;
 	int64_t anchor_mono;
 	int64_t last;		/* the largest value read so far */
+	int pending;		/* SWITCH opened lazily, before the probe answered */
 };
 
-/* Set up the calling thread's clock in C; never fails (falls back). */
+/*
+ * Set up the calling thread's clock in C; never fails (falls back).  The
+ * first open in a process checks how the kernel treats the page, which
+ * takes a short sleep (a switch out and back in) on the calling thread.
+ * cpuclock_open_lazy does not wait for that: such a clock reads by system
+ * call until a probe has answered, one that cpuclock_probe_open prepares
+ * (opening the event for thread TID on the calling thread) and
+ * cpuclock_probe_run, on thread TID, runs.
+ */
 void cpuclock_open(struct cpuclock *c);
+void cpuclock_open_lazy(struct cpuclock *c);
+int cpuclock_probe_open(struct cpuclock *p, int tid);
+void cpuclock_probe_run(struct cpuclock *p);
 /*
  * The calling thread's CPU time in ns, non-decreasing from one call to the
  * next.  Only on the thread that opened C.  Not const: CPUCLOCK_SWITCH

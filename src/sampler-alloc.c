@@ -212,6 +212,8 @@ sampler_alloc_sample(VALUE obj)
 {
 	struct sampler_alloc_pending *p;
 	struct sampler_thread *td;
+	/* Where the frames are: the self-time sampler's, not needed here. */
+	const void *cfp_base, *cfps[SAMPLER_MAX_DEPTH];
 	VALUE root = Qundef;
 	int depth;
 
@@ -238,7 +240,7 @@ sampler_alloc_sample(VALUE obj)
 	if (depth < 0)
 		depth = 0;
 	sampler_frames_own(td != NULL ? td->vm_thread : NULL, sa.frames + sa.nframes, depth,
-	    SAMPLER_MAX_DEPTH, sa.owns + sa.nframes);
+	    SAMPLER_MAX_DEPTH, sa.owns + sa.nframes, &cfp_base, cfps);
 	if (!sampler.cfg.lines)
 		memset(sa.lines + sa.nframes, 0, depth * sizeof *sa.lines);
 	/* The pseudo-frames, as the time samples get them. */

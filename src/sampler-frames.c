@@ -17,9 +17,18 @@
  * keep the names of rb_profile_frame_full_label.  The job's part
  * allocates nothing and calls no Ruby method; the naming runs at build
  * time, with the GVL.
+ *
+ * sampler_frames_peek runs on the worker, in a signal handler, while the
+ * thread it reads runs, or ends: it reads the same words the walk does
+ * (the record, the context's head, one control frame inside the VM
+ * stack), all of them through the kernel (process_vm_readv), so that
+ * memory freed under it cannot fault, and stores nothing but into its
+ * arguments.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include <ruby/version.h>
 
@@ -66,6 +75,21 @@ struct sampler_frames_th {
 	struct sampler_frames_ec *ec;
 };
 
+/* The head of rb_iseq_t and of its body (rb_iseq_constant_body). */
+struct sampler_frames_iseq {
+	VALUE flags;
+	VALUE wrapper;
+	const struct sampler_frames_body {
+		int type;
+		unsigned int iseq_size;
+		const VALUE *iseq_encoded;
+	} *body;
+};
+
+/* Exported by libruby (iseq.c), not declared in its public headers: the
+ * line of the instruction at POS in ISEQ, as backtraces compute it. */
+unsigned int rb_iseq_line_no(const void *iseq, size_t pos);
+
 /* imemo_iseq, an iseq's imemo type (internal/imemo.h). */
 #define SAMPLER_FRAMES_IMEMO_ISEQ	7
 #define SAMPLER_FRAMES_IMEMO_MASK	0x0f
@@ -95,6 +119,136 @@ sampler_frames_vm_thread(VALUE thread)
 #endif
 }
 
+/* Whether this Ruby's control frames are the ones mirrored here. */
+int
+sampler_frames_mirrored(void)
+{
+	return SAMPLER_FRAMES_MIRROR;
+}
+
+#if SAMPLER_FRAMES_MIRROR
+/* Copy LEN bytes at ADDR in this process into BUF through the kernel,
+ * which fails on memory that is not mapped instead of faulting: 0, 1
+ * (not readable), or -1 (the kernel will not read for us). */
+static int
+sampler_frames_copy(void *buf, const void *addr, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)addr, len };
+	ssize_t n = process_vm_readv(sampler.pid, &local, 1, &remote, 1, 0);
+
+	if (n == (ssize_t)len)
+		return 0;
+	if (n < 0 && (errno == EPERM || errno == ENOSYS))
+		return -1;
+	return 1;
+}
+#endif
+
+#if SAMPLER_FRAMES_MIRROR
+static int sampler_frames_is_iseq(VALUE frame);
+#endif
+
+/* The control frame J frames up from BASE (callers are up). */
+const void *
+sampler_frames_nth(const void *base, int j)
+{
+#if SAMPLER_FRAMES_MIRROR
+	return (const struct sampler_frames_cfp *)base + j;
+#else
+	(void)j;
+	return base;
+#endif
+}
+
+/* The control frame that frame CFP calls (the next one down). */
+const void *
+sampler_frames_callee(const void *cfp)
+{
+#if SAMPLER_FRAMES_MIRROR
+	return (const struct sampler_frames_cfp *)cfp - 1;
+#else
+	return NULL;
+#endif
+}
+
+/*
+ * The innermost control frame of the thread whose VM record is VM_THREAD
+ * (current context) and the iseq words (0 for a C frame) of it and of its
+ * caller, into *CFP, ISEQS[0] and ISEQS[1], and its pc into *PC: 1, 0
+ * (nothing read that looks right), or -1 (the kernel will not let us
+ * read).  From another thread,
+ * without the GVL, while the thread runs or ends: every word goes through
+ * sampler_frames_copy, and what it gives is a guess the job checks.
+ * Async-signal-safe.
+ */
+int
+sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VALUE **pc)
+{
+#if SAMPLER_FRAMES_MIRROR
+	struct sampler_frames_th th;
+	struct sampler_frames_ec ec;
+	struct sampler_frames_cfp f[2];
+	int i;
+	const VALUE *hi;
+	int r;
+
+	if ((r = sampler_frames_copy(&th, vm_thread, sizeof th)) != 0)
+		return -r;
+	if (th.ec == NULL)
+		return 0;
+	if ((r = sampler_frames_copy(&ec, th.ec, sizeof ec)) != 0)
+		return -r;
+	if (ec.thread_ptr != vm_thread || ec.vm_stack == NULL || ec.vm_stack_size == 0 ||
+	    ec.vm_stack_size > (SIZE_MAX >> 4))
+		return 0;
+	hi = ec.vm_stack + ec.vm_stack_size;
+	/* The last frame is the VM's dummy: never a frame of ours. */
+	if ((const VALUE *)ec.cfp < ec.vm_stack || (const VALUE *)(ec.cfp + 2) > hi ||
+	    ((uintptr_t)hi - (uintptr_t)ec.cfp) % sizeof f[0] != 0)
+		return 0;
+	if ((r = sampler_frames_copy(f, ec.cfp, sizeof f)) != 0)
+		return -r;
+	*cfp = ec.cfp;
+	*pc = f[0].pc;
+	for (i = 0; i < 2; i++)
+		iseqs[i] = f[i].pc != NULL ? f[i].iseq : 0;
+	return 1;
+#else
+	(void)vm_thread;
+	(void)cfp;
+	(void)iseqs;
+	(void)pc;
+	return 0;
+#endif
+}
+
+/* The line of ISEQ (the own iseq of a frame on the current stack, so
+ * alive) that pc PC is in, as rb_profile_frames would give it for a frame
+ * at PC; 0 where PC is not in ISEQ's code.  With the GVL. */
+int
+sampler_frames_line(VALUE iseq, const VALUE *pc)
+{
+#if SAMPLER_FRAMES_MIRROR
+	const struct sampler_frames_body *body;
+	ptrdiff_t n;
+
+	if (!sampler_frames_is_iseq(iseq) || pc == NULL ||
+	    (body = ((const struct sampler_frames_iseq *)iseq)->body) == NULL ||
+	    body->iseq_encoded == NULL)
+		return 0;
+	n = pc - body->iseq_encoded;
+	if (n < 0 || n > (ptrdiff_t)body->iseq_size)
+		return 0;
+	/* The pc is the next instruction's once one has begun. */
+	return (int)rb_iseq_line_no((const void *)iseq, n > 0 ? (size_t)n - 1 : 0);
+#else
+	(void)iseq;
+	(void)pc;
+	return 0;
+#endif
+}
+
 #if SAMPLER_FRAMES_MIRROR
 /* Whether FRAME, an entry of rb_profile_frames, is a Ruby frame's (a
  * method entry of a Ruby method, or an iseq), not a C method's. */
@@ -118,7 +272,10 @@ sampler_frames_is_iseq(VALUE frame)
  * Fill OWN[0..DEPTH) with the own iseq of each of the DEPTH frames that
  * rb_profile_frames put in FRAMES (LIMIT asked for) for the thread whose
  * VM record is VM_THREAD: a Ruby frame's iseq, 0 for a C frame.  1 if the
- * control frames agree with FRAMES; else 0, with OWN all 0.
+ * control frames agree with FRAMES; else 0, with OWN all 0.  Where each
+ * frame gave one entry, *BASE is the innermost control frame (entry j's
+ * is j frames up); else *BASE is NULL and CFPS gets each Ruby frame's
+ * control frame (NULL for a C frame): for sampler_tick_cut.
  *
  * rb_profile_frames gives every Ruby frame with a pc, and those C frames
  * whose method is a C method; so the Ruby frames (pc set) of the walk
@@ -131,7 +288,7 @@ sampler_frames_is_iseq(VALUE frame)
  */
 int
 sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
-    VALUE *own)
+    VALUE *own, const void **base, const void **cfps)
 {
 #if SAMPLER_FRAMES_MIRROR
 	struct sampler_frames_th *th = vm_thread;
@@ -140,6 +297,7 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
 	const VALUE *lo, *hi;
 	int j = 0, gap = 0;
 
+	*base = NULL;
 	if (th == NULL || depth <= 0)
 		goto fail;
 	ec = th->ec;
@@ -159,14 +317,17 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
 	if (end - cfp == depth) {
 		/* Every frame was given (the common case: no C block, no
 		 * dummy frame), so frame j is entry j. */
+		*base = cfp;
 		for (; j < depth; j++, cfp++) {
 			if (cfp->pc == NULL) {
 				own[j] = 0;
 				continue;
 			}
 			if (cfp->iseq == 0 ||
-			    (sampler_frames_is_iseq(frames[j]) && frames[j] != cfp->iseq))
+			    (sampler_frames_is_iseq(frames[j]) && frames[j] != cfp->iseq)) {
+				*base = NULL;
 				goto fail;
+			}
 			own[j] = cfp->iseq;
 		}
 		return 1;
@@ -179,6 +340,7 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
 		while (j < depth && !sampler_frames_ruby(frames[j])) {
 			if (gap-- == 0)
 				goto fail;	/* more C entries than C frames */
+			cfps[j] = NULL;
 			own[j++] = 0;
 		}
 		if (j == depth) {
@@ -189,12 +351,14 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
 		if (cfp->iseq == 0 ||
 		    (sampler_frames_is_iseq(frames[j]) && frames[j] != cfp->iseq))
 			goto fail;
+		cfps[j] = cfp;
 		own[j++] = cfp->iseq;
 		gap = 0;
 	}
 	while (j < depth && !sampler_frames_ruby(frames[j])) {
 		if (gap-- == 0)
 			goto fail;
+		cfps[j] = NULL;
 		own[j++] = 0;
 	}
 	if (j != depth)
@@ -205,8 +369,9 @@ fail:
 	(void)vm_thread;
 	(void)limit;
 #endif
+	(void)cfps;
 	if (depth > 0)
-		memset(own, 0, depth * sizeof *own);
+		memset(own, 0, depth * sizeof *own);	/* own[j] 0: cfps[j] unread */
 	return 0;
 }
 

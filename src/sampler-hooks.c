@@ -53,7 +53,7 @@ sampler_record(struct sampler_thread *td, int64_t weight, int state)
 {
 	struct sampler_buffer *b;
 	struct sampler_sample *s;
-	int active, depth = td->depth, n;
+	int active, depth = td->depth - td->top, n;
 	VALUE root = Qundef;
 
 	if (weight <= 0)
@@ -81,10 +81,10 @@ sampler_record(struct sampler_thread *td, int64_t weight, int state)
 	}
 	/* Lines are kept only with --lines (b->lines stays NULL without). */
 	if (depth > 0) {	/* the buffers may still be NULL */
-		memcpy(b->frames + b->nframes, td->stack, depth * sizeof(VALUE));
-		memcpy(b->owns + b->nframes, td->own, depth * sizeof(VALUE));
+		memcpy(b->frames + b->nframes, td->stack + td->top, depth * sizeof(VALUE));
+		memcpy(b->owns + b->nframes, td->own + td->top, depth * sizeof(VALUE));
 		if (sampler.cfg.lines)
-			memcpy(b->lines + b->nframes, td->lines, depth * sizeof(int));
+			memcpy(b->lines + b->nframes, td->lines + td->top, depth * sizeof(int));
 	}
 	if (root != Qundef) {
 		b->frames[b->nframes + depth] = root;
@@ -126,8 +126,10 @@ sampler_capture(struct sampler_thread *td, int self)
 
 	if (depth < 0)
 		depth = 0;
-	sampler_frames_own(td->vm_thread, td->stack, depth, SAMPLER_MAX_DEPTH, td->own);
+	sampler_frames_own(td->vm_thread, td->stack, depth, SAMPLER_MAX_DEPTH, td->own,
+	    &td->cfp_base, td->cfps);
 	td->depth = depth;
+	td->top = 0;
 }
 
 /*
@@ -138,11 +140,13 @@ sampler_capture(struct sampler_thread *td, int self)
 static void
 sampler_capture_or_keep(struct sampler_thread *td, int self)
 {
-	int depth = td->depth;
+	int depth = td->depth, top = td->top;
 
 	sampler_capture(td, self);
-	if (td->depth == 0)
+	if (td->depth == 0) {
 		td->depth = depth;
+		td->top = top;
+	}
 }
 
 /*
@@ -246,10 +250,15 @@ sampler_job(void *arg)
 	timed = sampler.jobs++ % SAMPLER_JOB_TIMED == 0;
 	t0 = timed ? util_mono_ns() : 0;
 	td = sampler_thread_current();
+	if (atomic_load(&sampler.noting))
+		sampler_tick_holder(td->vm_thread, 1);
 	now = sampler_clock_self(td);
 	if (now > td->prev) {
 		sampler_capture(td, 1);
-		if (sampler.ncompile_sites > 0)
+		sampler_tick_seen(td);
+		/* A frame noted at the tick ran Ruby code then: no compile
+		 * time to move off a callee. */
+		if (!sampler_tick_cut(td, triggers) && sampler.ncompile_sites > 0)
 			sampler_drop_compile_callee(td);
 		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
 		td->prev = now;
@@ -327,7 +336,8 @@ sampler_compiled_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VAL
 	sampler.timer_samples++;
 }
 
-/* GVL hook (wall mode).  Only RESUMED holds the GVL. */
+/* GVL hook: who holds the GVL (for the tick's signal), and in wall mode
+ * the split of each release.  Only RESUMED holds the GVL. */
 static void
 sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *data,
     void *arg)
@@ -335,10 +345,14 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	struct sampler_thread *td;
 	int64_t now;
 
-	if (!atomic_load(&sampler.armed) || sampler.forked ||
-	    sampler.cfg.mode != SAMPLER_WALL)
+	if (sampler.forked)
 		return;
 	td = sampler_thread_get(data->thread);
+	if (td != NULL && atomic_load(&sampler.noting))
+		sampler_tick_holder(td->vm_thread,
+		    (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) != 0);
+	if (!atomic_load(&sampler.armed) || sampler.cfg.mode != SAMPLER_WALL)
+		return;
 	if (event & RUBY_INTERNAL_THREAD_EVENT_SUSPENDED) {
 		if (td != NULL) {
 			td->suspended_at = util_mono_ns();
@@ -434,20 +448,25 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 			sampler_thread_create(thread);
 		return;
 	}
-	/* THREAD_END: bill the rest of the thread's life and drop it. */
+	/* THREAD_END: bill the rest of the thread's life and drop it; no
+	 * tick notes it from now on. */
 	if (td == NULL)
 		return;
+	sampler_tick_holder(td->vm_thread, 0);
 	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building))
 		sampler_bill_last(td, 1);
 	sampler_thread_save_name(td);
 	sampler_thread_free(td);
 }
 
-/* Add the GC and thread hooks and, in wall mode, the GVL hook (or take
- * back the one the parent left in this forked child). */
+/* Add the GC and thread hooks and, in wall mode or when ticks are
+ * noted, the GVL hook (or take back the one the parent left in this
+ * forked child). */
 void
 sampler_hooks_install(void)
 {
+	rb_event_flag_t gvl_events = 0;
+
 	if (!sampler.cfg.alloc_only)	/* -m alloc bills no time */
 		rb_add_event_hook(sampler_gc_hook,
 		    RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK |
@@ -460,11 +479,17 @@ sampler_hooks_install(void)
 	if (sampler_orphan_gvl_hook != NULL) {
 		sampler.gvl_hook = sampler_orphan_gvl_hook;
 		sampler_orphan_gvl_hook = NULL;
-	} else if (sampler.cfg.mode == SAMPLER_WALL) {
-		sampler.gvl_hook = rb_internal_thread_add_event_hook(sampler_gvl_hook,
-		    RUBY_INTERNAL_THREAD_EVENT_SUSPENDED | RUBY_INTERNAL_THREAD_EVENT_READY |
-		    RUBY_INTERNAL_THREAD_EVENT_RESUMED, NULL);
+		return;
 	}
+	if (sampler.cfg.mode == SAMPLER_WALL)
+		gvl_events |= RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
+		    RUBY_INTERNAL_THREAD_EVENT_READY | RUBY_INTERNAL_THREAD_EVENT_RESUMED;
+	if (atomic_load(&sampler.noting))
+		gvl_events |= RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
+		    RUBY_INTERNAL_THREAD_EVENT_RESUMED;
+	if (gvl_events != 0)
+		sampler.gvl_hook = rb_internal_thread_add_event_hook(sampler_gvl_hook,
+		    gvl_events, NULL);
 }
 
 /* Remove the GVL, GC and thread hooks. */

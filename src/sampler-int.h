@@ -3,15 +3,19 @@
  * src/sampler*.c may include it (sampler.h is the API).  One state,
  * `sampler`, is kept by sampler.c (start, stop, snapshots, control
  * jobs), sampler-timer.c (clocks, timer, worker),
- * sampler-hooks.c (the job and the VM hooks, billing), sampler-threads.c
+ * sampler-tick.c (the frame each tick found), sampler-hooks.c (the
+ * job and the VM hooks, billing), sampler-threads.c
  * (thread records, GC marking, fork), sampler-frames.c (each frame's own
  * iseq and its name) and sampler-build.c (the profile).
  *
  * Who runs what:
  * - The timer (a POSIX timer whose real-time signal goes to the worker
- *   thread, or the worker thread itself sleeping between ticks) only
- *   counts the tick and triggers the postponed job.  The signal handler
- *   touches no Ruby API and allocates nothing.
+ *   thread, or the worker thread itself sleeping between ticks) counts
+ *   the tick, notes the innermost control frame of the thread holding the
+ *   GVL (tracked by the GVL hook and the job; read through the kernel,
+ *   see sampler-tick.c) and triggers the postponed job.  The signal
+ *   handler touches no Ruby API but rb_postponed_job_trigger, takes no
+ *   lock and allocates nothing.
  * - The postponed job runs on the thread holding the GVL at a safepoint:
  *   it bills the thread's clock since its previous sample to the current
  *   stack and appends the raw frame VALUEs to the active sample buffer.
@@ -29,6 +33,19 @@
  * - Frame VALUEs held here are marked for the GC (pinned, so compaction
  *   cannot move them) until the profile is built, where they are resolved
  *   to names with the GVL held.
+ *
+ * Self time: the job runs at the next safepoint, very often the `leave`
+ * of a small method the thread called after the tick, so the stack there
+ * would bill the caller's own work to its callees.  When the frame noted
+ * at the tick is a caller of the job's leaf, still running the same iseq,
+ * the job bills the stack cut at that frame (sampler_tick_cut); when it
+ * was called by the job's leaf and has returned, it is put back on top if
+ * the job knows its frame VALUE; when it is the leaf, is gone otherwise,
+ * is a C frame, or nothing was noted (no control-frame mirror for this
+ * Ruby, the kernel refuses process_vm_readv), the stack at the safepoint.  The weight is the same
+ * either way.  With --lines the noted frame's line is that of the pc
+ * noted at the tick (sampler_frames_line).  The GVL hook is installed in
+ * cpu mode too, to track the holder.
  *
  * Billing: each thread keeps `prev`, the reading of its clock (its CPU
  * clock in cpu mode, CLOCK_MONOTONIC in wall mode) up to which its time
@@ -64,6 +81,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include <ruby.h>
@@ -84,6 +102,9 @@
 
 /* The job times itself once in this many runs (see sampler_job). */
 #define SAMPLER_JOB_TIMED	16
+
+/* Slots of a thread's cache of frames seen, by own iseq. */
+#define SAMPLER_SEEN	64
 
 /* Buffer this many samples before handing them to the worker. */
 #define SAMPLER_SWAP_THRESHOLD	1024
@@ -130,9 +151,20 @@ struct sampler_thread {
 	/* The stack last captured on this thread (for the job, the hooks
 	 * and the time left at exit or stop). */
 	int depth;
+	int top;		/* the stack billed starts there (sampler_tick_cut) */
 	VALUE stack[SAMPLER_MAX_DEPTH];
 	VALUE own[SAMPLER_MAX_DEPTH];	/* each frame's own iseq, or 0 */
 	int lines[SAMPLER_MAX_DEPTH];
+	/* Frame j's control frame is cfp_base + j when cfp_base is set (every
+	 * frame gave an entry), else cfps[j] (NULL for a C frame). */
+	const void *cfp_base;
+	const void *cfps[SAMPLER_MAX_DEPTH];
+	/* The frame VALUE and line last seen for an own iseq (direct-mapped,
+	 * marked): what a frame gone by the job was (sampler_tick_cut). */
+	struct sampler_seen {
+		VALUE own, frame;
+		int line;
+	} seen[SAMPLER_SEEN];
 	struct sampler_thread *next;
 	struct sampler_thread **pprev;
 };
@@ -188,6 +220,9 @@ struct sampler {
 
 	/* timer */
 	int use_signal;
+	atomic_int noting;		/* ticks note the GVL holder's frame */
+	pid_t pid;
+	atomic_uintptr_t gvl_holder;	/* the GVL holder's VM record, or 0 */
 	timer_t timer;
 	int timer_made;
 	struct sigaction old_action;
@@ -195,6 +230,10 @@ struct sampler {
 	pthread_t worker;
 	int worker_made;
 	atomic_int worker_tid;
+	/* The fast CPU clock's kernel check, run by the worker (cpu mode):
+	 * the event is opened on the starting thread, probe_ready set. */
+	struct cpuclock probe;
+	int probe_ready;
 
 	/* worker hand-off */
 	pthread_mutex_t worker_mutex;
@@ -280,6 +319,20 @@ void sampler_job(void *arg);
 void sampler_hooks_install(void);
 void sampler_hooks_remove(void);
 
+/* sampler-tick.c: the frame the GVL holder was in at each tick */
+/* Decide whether ticks are noted in this run (at start). */
+void sampler_tick_init(void);
+/* The thread of VM record VM_THREAD took the GVL (ON) or let it go. */
+void sampler_tick_holder(void *vm_thread, int on);
+/* On the worker at tick TICK: note the holder's frame (signal-safe). */
+void sampler_tick_note(uint_fast64_t tick);
+/* Cut TD's captured stack at the frame noted at tick TICK when that is
+ * a caller of its leaf, or add the leaf's callee noted there and since
+ * returned (in the job); 1 if changed. */
+int sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick);
+/* Remember the frames of TD's captured stack by own iseq. */
+void sampler_tick_seen(struct sampler_thread *td);
+
 /* sampler-threads.c: thread records, GC marking, fork */
 /* Make the locks (afresh in a forked child). */
 void sampler_locks_init(void);
@@ -302,10 +355,24 @@ void sampler_reset_baselines(void);
 /* sampler-frames.c: each frame's own iseq and the name Ruby gives it */
 /* The VM's record of THREAD, or NULL where its layout is not known. */
 void *sampler_frames_vm_thread(VALUE thread);
-/* Each of the DEPTH FRAMES' own iseq (0 for C frames) into OWN, read from
- * VM_THREAD's control frames; 1, or 0 (OWN all 0) where they disagree. */
+/* Each of the DEPTH FRAMES' own iseq (0 for C frames) into OWN, and
+ * where the frames are (*BASE, or CFPS), read from VM_THREAD's control
+ * frames; 1, or 0 (OWN all 0) where they disagree. */
 int sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
-    VALUE *own);
+    VALUE *own, const void **base, const void **cfps);
+/* The control frame J frames up from BASE. */
+const void *sampler_frames_nth(const void *base, int j);
+/* Whether this Ruby's control frames are mirrored (1) or not (0). */
+int sampler_frames_mirrored(void);
+/* VM_THREAD's innermost control frame, the iseq words (0: a C frame)
+ * of it and its caller, and its pc, read through the kernel from any thread: 1, 0
+ * (not read), or -1 (the kernel refuses).  Async-signal-safe. */
+int sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2],
+    const VALUE **pc);
+/* The line of ISEQ at pc PC, or 0 (PC not in it).  With the GVL. */
+int sampler_frames_line(VALUE iseq, const VALUE *pc);
+/* The control frame that frame CFP calls (the next one down). */
+const void *sampler_frames_callee(const void *cfp);
 /* FRAME's name as Ruby 3.4's backtrace gives it, knowing its own iseq
  * OWN (0: not known); *CLAUSE: a rescue or ensure clause. */
 VALUE sampler_frames_name(VALUE frame, VALUE own, int *clause);

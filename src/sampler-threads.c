@@ -41,7 +41,9 @@ sampler_thread_create(VALUE thread)
 	if (sampler.cfg.mode == SAMPLER_CPU) {
 		int64_t now = 0;
 
-		cpuclock_open(&td->clock);
+		/* The worker probes the kernel (a short sleep) at its start,
+		 * so the script does not wait for it. */
+		cpuclock_open_lazy(&td->clock);
 		sampler_read_clock(td->cpu_clock, &now);
 		td->clock_offset = now - cpuclock_read(&td->clock);
 		td->clock_open = 1;
@@ -168,6 +170,12 @@ sampler_mark(void *ptr)
 		if (td->depth > 0) {
 			rb_gc_mark_locations(td->stack, td->stack + td->depth);
 			rb_gc_mark_locations(td->own, td->own + td->depth);
+		}
+		for (i = 0; i < SAMPLER_SEEN; i++) {
+			if (td->seen[i].own != 0) {
+				rb_gc_mark_locations(&td->seen[i].own, &td->seen[i].own + 1);
+				rb_gc_mark_locations(&td->seen[i].frame, &td->seen[i].frame + 1);
+			}
 		}
 	}
 	/* Kept alive so that no other object takes a compile site's address. */

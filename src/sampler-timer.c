@@ -1,8 +1,9 @@
 /*
  * sampler-timer.c: the sampler's clocks, its timer and its worker thread.
  * The timer (a POSIX timer whose real-time signal goes to the worker, or
- * the worker itself sleeping between ticks) only counts the tick and
- * triggers the postponed job; the worker folds full sample buffers into
+ * the worker itself sleeping between ticks) only counts the tick, notes
+ * where the GVL holder is (sampler-tick.c) and triggers the postponed
+ * job; the worker folds full sample buffers into
  * the frame and stack tables and triggers the interval and control jobs
  * when they are due.  The signal handlers and the worker hold no GVL:
  * they must never touch the Ruby API beyond rb_postponed_job_trigger,
@@ -63,14 +64,21 @@ sampler_period_ns(void)
 	return UTIL_NS_PER_SEC / sampler.cfg.frequency;
 }
 
-/* The timer signal's handler: count and ask for a sample. Nothing else. */
+/* Count a tick, note where the GVL holder is, and ask for a sample. */
+static void
+sampler_tick(void)
+{
+	sampler_tick_note(atomic_fetch_add(&sampler.triggers, 1) + 1);
+	rb_postponed_job_trigger(sampler.job);
+}
+
+/* The timer signal's handler: a tick.  Nothing else. */
 static void
 sampler_signal_handler(int sig)
 {
 	int saved = errno;
 
-	atomic_fetch_add(&sampler.triggers, 1);
-	rb_postponed_job_trigger(sampler.job);
+	sampler_tick();
 	errno = saved;
 }
 
@@ -179,6 +187,13 @@ sampler_worker_main(void *arg)
 		int64_t now, deadline = INT64_MAX;
 		int ticking;
 
+		if (sampler.probe_ready) {
+			sampler.probe_ready = 0;
+			pthread_mutex_unlock(&sampler.worker_mutex);
+			cpuclock_probe_run(&sampler.probe);
+			pthread_mutex_lock(&sampler.worker_mutex);
+			continue;
+		}
 		if (atomic_load(&sampler.swap_pending)) {
 			int standby = atomic_load(&sampler.active) ^ 1;
 
@@ -215,8 +230,7 @@ sampler_worker_main(void *arg)
 			break;
 		now = util_mono_ns();
 		if (ticking && atomic_load(&sampler.armed) && now >= next_tick) {
-			atomic_fetch_add(&sampler.triggers, 1);
-			rb_postponed_job_trigger(sampler.job);
+			sampler_tick();
 			next_tick += period;
 			/* Far behind (the machine was busy): skip missed ticks. */
 			if (now - next_tick > 10 * period)
@@ -313,11 +327,20 @@ sampler_timer_start(char *err, size_t errlen)
 		return -1;
 	}
 	sampler.worker_made = 1;
-	if (!sampler.use_signal)
-		return 0;
-	/* The timer's signal goes to the worker, once it says who it is. */
+	/* The worker says who it is: the timer's signal goes to it, and it
+	 * runs the fast CPU clock's check (a short sleep) so that the
+	 * script does not wait for that. */
 	while (atomic_load(&sampler.worker_tid) == 0)
 		sched_yield();
+	if (sampler.cfg.mode == SAMPLER_CPU &&
+	    cpuclock_probe_open(&sampler.probe, atomic_load(&sampler.worker_tid))) {
+		pthread_mutex_lock(&sampler.worker_mutex);
+		sampler.probe_ready = 1;
+		pthread_cond_broadcast(&sampler.worker_cond);
+		pthread_mutex_unlock(&sampler.worker_mutex);
+	}
+	if (!sampler.use_signal)
+		return 0;
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = sampler.cfg.signal;
@@ -339,6 +362,7 @@ sampler_timer_release(void)
 		sampler.timer_made = 0;
 	}
 	sampler_worker_quit();
+	cpuclock_close(&sampler.probe);	/* if the worker did not get to it */
 	if (sampler.handler_set) {
 		sigaction(sampler.cfg.signal, &sampler.old_action, NULL);
 		sampler.handler_set = 0;

@@ -38,6 +38,8 @@ sampler_arm(int on)
 {
 	if (on) {
 		sampler_reset_baselines();
+		if (atomic_load(&sampler.noting))
+			sampler_tick_holder(sampler_thread_current()->vm_thread, 1);
 		atomic_store(&sampler.armed, 1);
 		if (sampler.cfg.alloc_only)
 			;	/* -m alloc: no timer */
@@ -99,6 +101,7 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 	sampler.cfg = *cfg;
 	sampler.wrapper = Qfalse;
 	sampler.use_signal = cfg->signal > 0;
+	sampler_tick_init();
 	sampler_locks_init();
 	sampler.start_real_ns = sampler_real_ns();
 	sampler.start_mono = util_mono_ns();

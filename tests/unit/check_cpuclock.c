@@ -105,6 +105,55 @@ START_TEST(test_busy_agrees)
 }
 END_TEST
 
+/* The probe's thread, for test_lazy_then_probe: says who it is, waits
+ * for the probe to be opened for it, runs it. */
+struct probe_arg {
+	struct cpuclock probe;
+	int tid, opened;
+};
+
+static void *
+probe_thread(void *arg)
+{
+	struct probe_arg *a = arg;
+
+	__atomic_store_n(&a->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	while (__atomic_load_n(&a->opened, __ATOMIC_ACQUIRE) == 0)
+		sched_yield();
+	if (a->opened > 0)
+		cpuclock_probe_run(&a->probe);
+	return NULL;
+}
+
+/* A clock opened lazily reads right before the probe has answered (by
+ * system call) and after it (by its kind's fast path, if any); a probe on
+ * another thread answers for it.  Check runs each test in a fresh child of
+ * a runner that opened no clock, so no answer is known at the start. */
+START_TEST(test_lazy_then_probe)
+{
+	struct probe_arg a = { .tid = 0 };
+	struct cpuclock c, d;
+	pthread_t t;
+	int tid;
+
+	cpuclock_open_lazy(&c);
+	check_busy(&c, "busy 20 ms before the probe", 20000000);
+	ck_assert_int_eq(pthread_create(&t, NULL, probe_thread, &a), 0);
+	while ((tid = __atomic_load_n(&a.tid, __ATOMIC_ACQUIRE)) == 0)
+		sched_yield();
+	__atomic_store_n(&a.opened, cpuclock_probe_open(&a.probe, tid) ? 1 : -1,
+	    __ATOMIC_RELEASE);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	check_busy(&c, "busy 20 ms after the probe", 20000000);
+	/* The lazy clock now reads as fast as one opened after the probe. */
+	cpuclock_open(&d);
+	ck_assert_int_eq(cpuclock_fast(&c), cpuclock_fast(&d));
+	ck_assert_str_eq(cpuclock_kind_name(&c), cpuclock_kind_name(&d));
+	cpuclock_close(&d);
+	cpuclock_close(&c);
+}
+END_TEST
+
 START_TEST(test_sleep_not_counted)
 {
 	struct timespec nap = { 0, 50000000 };
@@ -405,6 +454,7 @@ cpuclock_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_busy_agrees);
+	tcase_add_test(tc, test_lazy_then_probe);
 	tcase_add_test(tc, test_sleep_not_counted);
 	tcase_add_test(tc, test_monotonic);
 	tcase_add_test(tc, test_kernel_time_counted);
@@ -424,11 +474,14 @@ int
 main(void)
 {
 	struct cpuclock c;
+	int rc;
 
+	/* Open no clock before the tests run (see test_lazy_then_probe). */
+	rc = tu_run(cpuclock_suite());
 	cpuclock_open(&c);
 	printf("cpuclock: %s (%s)\n", cpuclock_kind_name(&c),
 	    cpuclock_fast(&c) ? "no system call on the fast path" :
 	    "clock_gettime every read");
 	cpuclock_close(&c);
-	return tu_run(cpuclock_suite());
+	return rc;
 }

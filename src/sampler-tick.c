@@ -1,0 +1,272 @@
+/*
+ * sampler-tick.c: where the thread holding the GVL was when the timer
+ * fired.  The job runs at the next safepoint, which in Ruby code is very
+ * often the `leave` of a small method the thread has just called; billed
+ * there, a caller's own work would go to its callees.  So on each tick
+ * the worker notes the GVL holder's innermost control frame (address and
+ * iseq word), and the job bills the stack cut at that frame when the
+ * frame is still there, among the callers of the frame the job finds
+ * (sampler_tick_cut).
+ *
+ * The worker reads the holder's frame itself, in the timer signal's
+ * handler or its own tick, never by signalling the holder: a signal
+ * costs the profiled thread a kernel round trip per sample, and
+ * interrupts its system calls.  The holder may end, and its VM stack be
+ * freed, while the worker reads, so every read goes through the kernel
+ * (sampler_frames_peek: process_vm_readv), which fails on memory no
+ * longer mapped instead of faulting; what it reads from memory reused
+ * since is only a guess, which the job checks against the frames it
+ * walks itself, with the GVL, before it cuts anything.  The worker holds
+ * no lock, calls no Ruby API and allocates nothing here.
+ *
+ * The holder is tracked by the GVL hook (RESUMED, SUSPENDED) and the job,
+ * as its VM record; the note is a sequence of atomics published by its
+ * tick number, written by the worker alone.
+ */
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sampler-int.h"
+
+/* The last tick's note: the holder's VM record, its innermost control
+ * frame and the iseq words of that frame and its caller; TICK is written
+ * last (0 while the others change). */
+static _Alignas(64) struct {
+	atomic_uint_fast64_t tick;
+	atomic_uintptr_t vm_thread;
+	atomic_uintptr_t cfp;
+	atomic_uintptr_t iseq;
+	atomic_uintptr_t parent;
+	atomic_uintptr_t pc;
+} sampler_note;
+
+/* What the job reads of a note. */
+struct sampler_noted {
+	uintptr_t cfp, iseq, parent, pc;
+};
+
+/* The innermost frames of a stack that sampler_tick_seen remembers. */
+#define SAMPLER_SEEN_DEPTH	4
+
+/* Whether ticks are noted in this run: the control frames are mirrored
+ * for this Ruby, and the kernel lets the worker read them. */
+void
+sampler_tick_init(void)
+{
+	sampler.pid = getpid();
+	atomic_store(&sampler.gvl_holder, (uintptr_t)0);
+	atomic_store(&sampler_note.tick, 0);
+	atomic_store(&sampler.noting, sampler_frames_mirrored());
+}
+
+/* The thread whose VM record is VM_THREAD took the GVL (ON), or let it
+ * go (only if it is the one noted as holding it). */
+void
+sampler_tick_holder(void *vm_thread, int on)
+{
+	uintptr_t mine = (uintptr_t)vm_thread;
+
+	if (vm_thread == NULL)
+		return;
+	if (!on) {
+		atomic_compare_exchange_strong(&sampler.gvl_holder, &mine, (uintptr_t)0);
+		return;
+	}
+	/* Read first: a store takes the line from the worker, which reads
+	 * it at every tick. */
+	if (atomic_load_explicit(&sampler.gvl_holder, memory_order_relaxed) != mine)
+		atomic_store(&sampler.gvl_holder, mine);
+}
+
+/* On the worker, at tick TICK (before the job is triggered): note the
+ * GVL holder's innermost frame.  Async-signal-safe. */
+void
+sampler_tick_note(uint_fast64_t tick)
+{
+	uintptr_t holder;
+	const void *cfp;
+	const VALUE *pc;
+	VALUE iseqs[2];
+	int r;
+
+	if (!atomic_load_explicit(&sampler.noting, memory_order_relaxed) ||
+	    (holder = atomic_load(&sampler.gvl_holder)) == 0)
+		return;
+	atomic_store_explicit(&sampler_note.tick, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	r = sampler_frames_peek((void *)holder, &cfp, iseqs, &pc);
+	if (r < 0) {
+		atomic_store(&sampler.noting, 0);	/* the kernel will not read for us */
+		return;
+	}
+	if (r == 0)
+		return;
+	atomic_store_explicit(&sampler_note.vm_thread, holder, memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.cfp, (uintptr_t)cfp, memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.iseq, (uintptr_t)iseqs[0], memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.parent, (uintptr_t)iseqs[1], memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.pc, (uintptr_t)pc, memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.tick, tick, memory_order_release);
+}
+
+/* The frame noted at tick TICK for the thread whose VM record is
+ * VM_THREAD into *N: 1, or 0 (no such note). */
+static int
+sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
+{
+	uint_fast64_t before = atomic_load_explicit(&sampler_note.tick, memory_order_acquire);
+	uintptr_t th;
+
+	if (before == 0 || before != tick)
+		return 0;
+	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
+	n->cfp = atomic_load_explicit(&sampler_note.cfp, memory_order_relaxed);
+	n->iseq = atomic_load_explicit(&sampler_note.iseq, memory_order_relaxed);
+	n->parent = atomic_load_explicit(&sampler_note.parent, memory_order_relaxed);
+	n->pc = atomic_load_explicit(&sampler_note.pc, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&sampler_note.tick, memory_order_relaxed) == before &&
+	    th == (uintptr_t)vm_thread;
+}
+
+/* The control frame of entry J of TD's captured stack, or NULL (a C
+ * frame, or not known). */
+static uintptr_t
+sampler_tick_cfp(const struct sampler_thread *td, int j)
+{
+	if (td->own[j] == 0)
+		return 0;
+	if (td->cfp_base != NULL)
+		return (uintptr_t)sampler_frames_nth(td->cfp_base, j);
+	return (uintptr_t)td->cfps[j];
+}
+
+/* With --lines: entry J of TD's captured stack is the frame noted in N,
+ * which ran the line of the noted pc when the timer fired. */
+static void
+sampler_tick_line(struct sampler_thread *td, int j, const struct sampler_noted *n)
+{
+	int line;
+
+	if (sampler.cfg.lines &&
+	    (line = sampler_frames_line((VALUE)n->iseq, (const VALUE *)n->pc)) > 0)
+		td->lines[j] = line;
+}
+
+/* The slot of TD's cache of frames seen for own iseq OWN. */
+static struct sampler_seen *
+sampler_tick_slot(struct sampler_thread *td, VALUE own)
+{
+	return &td->seen[(own >> 4 ^ own >> 10) % SAMPLER_SEEN];
+}
+
+/* In the job: remember the frame VALUE and line of the innermost Ruby
+ * frames of TD's captured stack by their own iseq, for a frame the job
+ * finds gone (sampler_tick_cut).  The cache is marked (pinned) with the
+ * thread's record, so no iseq it names can be freed and its address
+ * taken by another. */
+void
+sampler_tick_seen(struct sampler_thread *td)
+{
+	int j;
+
+	for (j = 0; j < td->depth && j < SAMPLER_SEEN_DEPTH; j++) {
+		struct sampler_seen *s;
+
+		if (td->own[j] == 0)
+			continue;
+		s = sampler_tick_slot(td, td->own[j]);
+		s->own = td->own[j];
+		s->frame = td->stack[j];
+		s->line = td->lines[j];
+	}
+}
+
+/*
+ * In the job, TD's leaf frame called the frame noted at the tick, and
+ * that one has returned since: put it back on top, as the frame the time
+ * went to, when the job knows what frame VALUE it was (it was seen on
+ * top of a stack before).  Noted for its caller, the leaf's iseq must be
+ * the leaf's own.  1 if added.
+ */
+static int
+sampler_tick_regrow(struct sampler_thread *td, const struct sampler_noted *n)
+{
+	struct sampler_seen *s;
+	uintptr_t leaf = sampler_tick_cfp(td, 0);
+
+	if (leaf == 0 || td->depth == SAMPLER_MAX_DEPTH ||
+	    (uintptr_t)sampler_frames_callee((const void *)leaf) != n->cfp ||
+	    (uintptr_t)td->own[0] != n->parent ||
+	    (s = sampler_tick_slot(td, (VALUE)n->iseq))->own != (VALUE)n->iseq)
+		return 0;
+	/* Rare (a callee seen at the tick, returned at once), so moved. */
+	memmove(td->stack + 1, td->stack, td->depth * sizeof *td->stack);
+	memmove(td->own + 1, td->own, td->depth * sizeof *td->own);
+	memmove(td->lines + 1, td->lines, td->depth * sizeof *td->lines);
+	td->stack[0] = s->frame;
+	td->own[0] = s->own;
+	td->lines[0] = s->line;
+	sampler_tick_line(td, 0, n);
+	td->cfp_base = NULL;	/* the frames' places are not needed again */
+	memset(td->cfps, 0, sizeof td->cfps[0]);
+	td->depth++;
+	return 1;
+}
+
+/*
+ * In the job: cut TD's captured stack at the Ruby frame the thread was in
+ * when tick TICK fired, when that frame is now a caller of the one the
+ * job runs in, still running the same iseq: the frames above it were
+ * entered after the timer fired, and the time since the previous sample
+ * is billed to the stack the timer found.  Control frames grow down, so
+ * callers are at higher addresses (entry j's frame is above entry 0's).
+ * The cut only moves TD->top, where sampler_record starts.  When the
+ * noted frame was instead called by the leaf and has returned since, it
+ * is put back (sampler_tick_regrow).  With --lines the noted frame gets
+ * the line of the pc noted, the line that ran when the timer fired (with
+ * YJIT, the last one it saved).  1 if changed; where the noted frame
+ * is the leaf, is gone otherwise, or is a C frame, or the control frames
+ * could not be paired with TD's stack, the stack stays.
+ */
+int
+sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick)
+{
+	struct sampler_noted noted;
+	uintptr_t leaf;
+	int j;
+
+	if (!atomic_load_explicit(&sampler.noting, memory_order_relaxed) || td->depth < 1 ||
+	    !sampler_tick_noted(tick, td->vm_thread, &noted) || noted.iseq == 0)
+		return 0;
+	leaf = sampler_tick_cfp(td, 0);
+	if (leaf == noted.cfp) {
+		/* The common case: still in the frame noted. */
+		if ((uintptr_t)td->own[0] == noted.iseq)
+			sampler_tick_line(td, 0, &noted);
+		return 0;
+	}
+	if (leaf != 0 && leaf > noted.cfp)
+		return sampler_tick_regrow(td, &noted);
+	if (td->cfp_base != NULL) {
+		uintptr_t base = (uintptr_t)td->cfp_base;
+		uintptr_t size = (uintptr_t)sampler_frames_nth(td->cfp_base, 1) - base;
+
+		if (noted.cfp < base || (noted.cfp - base) % size != 0 ||
+		    (noted.cfp - base) / size >= (uintptr_t)td->depth)
+			return 0;
+		j = (int)((noted.cfp - base) / size);
+	} else {
+		for (j = 1; j < td->depth; j++) {
+			if (td->cfps[j] != NULL && (uintptr_t)td->cfps[j] >= noted.cfp)
+				break;
+		}
+	}
+	if (j == 0 || j == td->depth || sampler_tick_cfp(td, j) != noted.cfp ||
+	    (uintptr_t)td->own[j] != noted.iseq)
+		return 0;
+	td->top = j;	/* no frame is moved: the record starts there */
+	sampler_tick_line(td, j, &noted);
+	return 1;
+}

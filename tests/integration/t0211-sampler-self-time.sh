@@ -1,0 +1,98 @@
+#!/bin/sh
+# Self time goes to the frame the thread was in when the timer fired, not
+# to the small callee whose return is the next safepoint; the weights
+# still add up to the thread's CPU time; frames moving under the sampler
+# (threads, fibers, GC.compact, fork) crash nothing.  (The child's own
+# stacks are not checked: when the parent has another thread at the fork,
+# the child's jobs run only once it releases the GVL, with or without
+# notes; a matter of its own.)
+. "$TEST_SRCDIR/test-lib.sh"
+
+# The same bound as t0207 (see there for the sanitizers').
+bound=1
+[ -n "${RPERF_SANITIZERS:-}" ] && bound=3
+
+# Self weight of method $2 in folded file $1 (stacks whose leaf it is).
+self_ns() {
+	awk -v m="$2" '{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";");
+		if (f[n] == m) s += w } END { printf "%.0f\n", s }' "$1"
+}
+
+# The leaf with the most self weight in folded file $1.
+top_self() {
+	awk '{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); s[f[n]] += w }
+		END { for (k in s) if (s[k] > best) { best = s[k]; top = k }; print top }' "$1"
+}
+
+# The callee is less than a tenth of the loop's time (bench/accuracy/
+# cpu_self measures it); billed at the safepoint it got three quarters,
+# and with the GVL holder lost, a third.  A quarter is far from all of
+# these, so noise on a busy machine cannot fail this.
+check_shares() {
+	caller=$(self_ns "$1" Object#caller_loop) callee=$(self_ns "$1" Object#callee) &&
+	top=$(top_self "$1") &&
+	echo "caller $caller callee $callee top $top" &&
+	test "$top" = Object#caller_loop &&
+	awk -v a="$callee" -v b="$caller" 'BEGIN { exit !(b > 0 && a * 4 < a + b) }'
+}
+
+test_expect_success 'cpu mode: the caller keeps its own time' '
+	"$RPERF" record -q -o c.folded "$FIXTURES/self_time.rb" 1 >out &&
+	check_shares c.folded
+'
+
+test_expect_success 'cpu mode: the weights still add up to the thread CPU time' '
+	seen=$(sed -n "s/^thread 1 //p" out) &&
+	billed=$(folded_sum c.folded) &&
+	echo "seen $seen billed $billed" &&
+	within_pct "$billed" "$seen" $bound
+'
+
+test_expect_success 'wall mode: the caller keeps its own time' '
+	"$RPERF" record -q -m wall -o w.folded "$FIXTURES/self_time.rb" 1 >out &&
+	check_shares w.folded
+'
+
+test_expect_success 'YJIT: the caller keeps its own time' '
+	if ! "$RUBY" --yjit -e "exit RubyVM::YJIT.enabled?" 2>/dev/null; then
+		echo "no YJIT in this Ruby"; exit 0
+	fi &&
+	"$RPERF" record -q -o y.folded --yjit "$FIXTURES/self_time.rb" 1 >out &&
+	check_shares y.folded
+'
+
+test_expect_success 'with --lines, the caller keeps its own time' '
+	"$RPERF" record -q --lines -o l.folded "$FIXTURES/self_time.rb" 1 >out &&
+	sed "s/:[0-9]*;/;/g; s/:[0-9]* / /" l.folded >l2.folded &&
+	check_shares l2.folded
+'
+
+test_expect_success 'with --lines, the time is on the lines of the loop body' '
+	if test -z "$GO" || ! "$GO" version >/dev/null 2>&1; then
+		echo "no go: skipped"; exit 0
+	fi &&
+	"$RPERF" record -q --lines -o l.data "$FIXTURES/self_time.rb" 1 >out &&
+	"$GO" tool pprof -lines -top -unit=ms l.data >top 2>&1 &&
+	cat top &&
+	# At the safepoint it was all on the while (line 14); the loop body
+	# is lines 15 to 20: at least three of them hold 5% or more each.
+	n=$(awk "\$NF ~ /self_time.rb:1[5-9]\$|self_time.rb:20\$/ && \$2 + 0 >= 5 { n++ } END { print n + 0 }" top) &&
+	echo "lines of the loop body with 5% or more: $n" &&
+	num_ge "$n" 3
+'
+
+test_expect_success 'the timer thread (--signal=false) notes frames too' '
+	"$RPERF" record -q --signal=false -o t.folded "$FIXTURES/self_time.rb" 1 >out &&
+	check_shares t.folded
+'
+
+for mode in cpu wall; do
+	test_expect_success "$mode mode: threads, fibers, GC.compact and fork crash nothing" '
+		"$RPERF" record -q -m '$mode' -o s.folded "$FIXTURES/self_time_stress.rb" 1.5 &&
+		test_grep "Object#caller_loop" s.folded &&
+		test_grep "^<main>;Kernel#fork" s.folded &&
+		test_grep "levels\) in <main>;Object#caller_loop" s.folded
+	'
+done
+
+test_done
