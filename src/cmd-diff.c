@@ -23,6 +23,7 @@ enum {
 	CMD_DIFF_OPT_FORMAT = 256,
 	CMD_DIFF_OPT_TOP,
 	CMD_DIFF_OPT_NORMALIZE,
+	CMD_DIFF_OPT_SAMPLE_INDEX,
 };
 
 static const struct cmd_option cmd_diff_options[] = {
@@ -34,6 +35,7 @@ static const struct cmd_option cmd_diff_options[] = {
 	  "rows in each table (default 30)", "@number", CMD_DIFF_OPT_TOP, 0 },
 	{ "normalize", 0, 0, no_argument, NULL,
 	  "scale BASE to TARGET's total before comparing", NULL, CMD_DIFF_OPT_NORMALIZE, 0 },
+	CMD_SAMPLE_INDEX_OPTION(CMD_DIFF_OPT_SAMPLE_INDEX),
 	CMD_FILTER_OPTIONS,
 	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0, 0 }
 };
@@ -44,6 +46,8 @@ struct cmd_diff {
 	const struct format *format;	/* text or svg */
 	int normalize;
 	size_t top;
+	const char *sample_index;	/* --sample-index, or NULL */
+	size_t bvi, tvi;		/* its index in base and target */
 	struct report_filter filter;
 	const char *base_path, *target_path;
 	struct profile *base, *target;
@@ -79,6 +83,8 @@ cmd_diff_write_svg(FILE *fp, void *arg)
 	    c->target_path);
 	fo.title = title;
 	fo.base = c->base;
+	fo.value_index = c->tvi;
+	fo.base_value_index = c->bvi;
 	fo.base_scale = c->d.scale;
 	if (report_filter_active(&c->filter))
 		fo.subtitle = report_filter_describe(&c->filter);
@@ -111,6 +117,9 @@ cmd_diff_parse(struct cmd_diff *c, int argc, char **argv)
 			break;
 		case CMD_DIFF_OPT_NORMALIZE:
 			c->normalize = 1;
+			break;
+		case CMD_DIFF_OPT_SAMPLE_INDEX:
+			c->sample_index = optarg;
 			break;
 		}
 	}
@@ -162,7 +171,13 @@ cmd_diff_exec(int argc, char **argv)
 	c.target = cmd_diff_read(&c, c.target_path);
 	if (c.target == NULL)
 		goto out;
-	if (diff_compute(&c.d, c.base, (size_t)-1, c.target, (size_t)-1,
+	c.bvi = c.tvi = (size_t)-1;
+	if (c.sample_index != NULL) {
+		c.bvi = cmd_sample_index(&cmd_diff_entry, c.base, c.sample_index, c.base_path);
+		c.tvi = cmd_sample_index(&cmd_diff_entry, c.target, c.sample_index,
+		    c.target_path);
+	}
+	if (diff_compute(&c.d, c.base, c.bvi, c.target, c.tvi,
 	    c.normalize, err, sizeof err) != 0) {
 		error_print("%s", err);
 		goto out_diff;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "alloc.h"
 #include "cmd.h"
 #include "error.h"
 #include "output.h"
@@ -44,6 +45,8 @@ enum {
 	CMD_RECORD_OPT_PUSH_HEADER,
 	CMD_RECORD_OPT_TENANT,
 	CMD_RECORD_OPT_INSECURE,
+	CMD_RECORD_OPT_ALLOC,
+	CMD_RECORD_OPT_ALLOC_RATE,
 };
 
 static const struct cmd_option cmd_record_options[] = {
@@ -54,7 +57,14 @@ static const struct cmd_option cmd_record_options[] = {
 	  "@format", CMD_RECORD_OPT_FORMAT, FORMAT_RECORD },
 	{ "print", 'p', 0, no_argument, NULL,
 	  "print the text report to stdout instead of saving a file", NULL, 'p' },
-	SCRIPT_SAMPLER_OPTIONS("cpu"),
+	SCRIPT_SAMPLER_OPTIONS_MODES("cpu (thread CPU time), wall (real time) or alloc "
+	    "(allocations only); default cpu", "cpu wall alloc"),
+	{ "alloc", 0, 0, no_argument, NULL,
+	  "sample allocations too: memory sample types next to the time", NULL,
+	  CMD_RECORD_OPT_ALLOC },
+	{ "alloc-rate", 0, 0, required_argument, "N",
+	  "mean allocations between two allocation samples (default "
+	  CMD_STR(ALLOC_DEFAULT_RATE) ")", "@number", CMD_RECORD_OPT_ALLOC_RATE },
 	{ "lines", 0, 0, no_argument, NULL,
 	  "record the line number of each frame", NULL, CMD_RECORD_OPT_LINES },
 	{ "no-aggregate", 0, 0, no_argument, NULL,
@@ -116,6 +126,8 @@ struct cmd_record {
 	int print;
 	int quiet;
 	unsigned snapshots;	/* written on request so far */
+	int alloc;		/* --alloc or -m alloc */
+	int alloc_rate;		/* --alloc-rate, 0: not given */
 	/* --push */
 	struct push_config push_cfg;
 	const char **tags, **headers;
@@ -268,9 +280,30 @@ cmd_record_parse_options(struct cmd_record *r, int argc, char **argv)
 
 	cmd_getopt_init(&g, e);
 	while ((c = script_getopt(&g, argc, argv)) != -1) {
+		if (c == 'm') {
+			/* record's modes: script's two and alloc */
+			r->run.cfg.alloc_only = strcmp(optarg, "alloc") == 0;
+			if (r->run.cfg.alloc_only)
+				r->alloc = 1;
+			else if (strcmp(optarg, "cpu") != 0 && strcmp(optarg, "wall") != 0)
+				cmd_usage_error(e, "unknown mode '%s' (expected cpu, wall or alloc)",
+				    optarg);
+			else
+				script_sampler_option(e, c, optarg, &r->run.cfg);
+			continue;
+		}
 		if (script_sampler_option(e, c, optarg, &r->run.cfg))
 			continue;
 		switch (c) {
+		case CMD_RECORD_OPT_ALLOC:
+			r->alloc = 1;
+			break;
+		case CMD_RECORD_OPT_ALLOC_RATE:
+			if (cmd_parse_long(optarg, 1, ALLOC_MAX_RATE, &v) != 0)
+				cmd_usage_error(e, "invalid --alloc-rate '%s' (expected 1 to %d)",
+				    optarg, ALLOC_MAX_RATE);
+			r->alloc_rate = (int)v;
+			break;
 		case CMD_RECORD_OPT_PUSH:
 			r->push_cfg.url = optarg;
 			break;
@@ -384,6 +417,13 @@ cmd_record_exec(int argc, char **argv)
 	r.run.cfg.snapshot_arg = &r;
 	r.push_interval = 10;
 	cmd_record_parse_options(&r, argc, argv);
+	if (r.alloc_rate > 0 && !r.alloc)
+		cmd_usage_error(e, "--alloc-rate goes with --alloc or -m alloc");
+	if (r.alloc)
+		r.run.cfg.alloc_rate = r.alloc_rate > 0 ? r.alloc_rate : ALLOC_DEFAULT_RATE;
+	if (r.alloc && r.push_cfg.url != NULL)
+		cmd_usage_error(e, "--push does not send allocation samples yet: "
+		    "leave out --alloc or -m alloc");
 	if (r.run.cfg.defer && (r.run.cfg.delay_ns > 0 || r.run.cfg.duration_ns > 0))
 		cmd_usage_error(e, "--defer cannot be combined with --delay or --duration");
 	if (r.push_cfg.url == NULL && (r.push_cfg.app_name || r.push_cfg.ntags ||

@@ -30,6 +30,7 @@ enum {
 	CMD_REPORT_OPT_SORT,
 	CMD_REPORT_OPT_MIN_PERCENT,
 	CMD_REPORT_OPT_TREE,
+	CMD_REPORT_OPT_SAMPLE_INDEX,
 };
 
 static const struct cmd_option cmd_report_options[] = {
@@ -46,6 +47,7 @@ static const struct cmd_option cmd_report_options[] = {
 	{ "min-percent", 0, 0, required_argument, "P",
 	  "leave out rows and tree nodes under P percent of the total", "@number",
 	  CMD_REPORT_OPT_MIN_PERCENT, 0 },
+	CMD_SAMPLE_INDEX_OPTION(CMD_REPORT_OPT_SAMPLE_INDEX),
 	CMD_FILTER_OPTIONS,
 	{ "tree", 0, 0, no_argument, NULL,
 	  "print the call tree, root first, instead of the tables", NULL,
@@ -62,6 +64,7 @@ struct cmd_report {
 	double min_pct;
 	int has_min_pct;
 	int tree;
+	const char *sample_index;	/* --sample-index, or NULL */
 	struct profile *p;
 	int64_t total_read;	/* the total before the filters */
 };
@@ -162,6 +165,9 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 		case CMD_REPORT_OPT_TREE:
 			r->tree = 1;
 			break;
+		case CMD_REPORT_OPT_SAMPLE_INDEX:
+			r->sample_index = optarg;
+			break;
 		}
 	}
 	cmd_getopt_release(&g);
@@ -205,6 +211,9 @@ cmd_report_exec(int argc, char **argv)
 		report_filter_release(&r.filter);
 		return RPERF_EXIT_FAILURE;
 	}
+	if (r.sample_index != NULL)
+		r.topts.value_index = cmd_sample_index(&cmd_report_entry, r.p,
+		    r.sample_index, r.input);
 	r.total_read = profile_total(r.p, profile_value_index(r.p,
 	    r.topts.value_index));
 	report_filter_apply(r.p, &r.filter);

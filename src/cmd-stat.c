@@ -27,6 +27,7 @@
 #include "json.h"
 #include "output.h"
 #include "profile.h"
+#include "alloc.h"
 #include "sampler.h"
 #include "script.h"
 #include "text.h"
@@ -37,10 +38,14 @@ enum {
 	CMD_STAT_OPT_REPORT = 256,
 	CMD_STAT_OPT_TOP,
 	CMD_STAT_OPT_JSON,
+	CMD_STAT_OPT_ALLOC,
 };
 
 static const struct cmd_option cmd_stat_options[] = {
 	SCRIPT_SAMPLER_OPTIONS("wall"),
+	{ "alloc", 0, 0, no_argument, NULL,
+	  "sample allocations too and list the top allocating methods", NULL,
+	  CMD_STAT_OPT_ALLOC },
 	{ "output", 'o', 0, required_argument, "FILE",
 	  "also save the profile to FILE (format from its extension)", "@file", 'o' },
 	{ "report", 0, 0, no_argument, NULL,
@@ -163,7 +168,7 @@ cmd_stat_collect(struct cmd_stat *st, const struct profile *p, const struct samp
 		const struct profile_sample *s = &p->samples[i];
 
 		v[cmd_stat_sample_state(p, s)] +=
-		    profile_sample_values(p, s)[p->nvalue_types - 1] / 1e6;
+		    profile_sample_values(p, s)[profile_value_index(p, (size_t)-1)] / 1e6;
 	}
 	vm_gc_counters(&gc);
 	v[F_GC_RUNS] = (double)gc.count;
@@ -324,6 +329,11 @@ cmd_stat_vm_finish(void *arg, int ran)
 		else
 			cmd_stat_print_text(st, &st->figs, 1, stderr);
 	}
+	if (st->run.cfg.alloc_rate > 0 && !st->report && !st->json && st->figures_fd < 0) {
+		/* The top allocating methods, from the allocation samples. */
+		text_write_alloc_sites(p, stderr, st->top ? st->top : 10);
+		fputc('\n', stderr);
+	}
 	if (st->report && st->figures_fd < 0) {
 		struct text_opts topts;
 
@@ -426,6 +436,9 @@ cmd_stat_parse_options(struct cmd_stat *st, const struct cmd_entry *e, int argc,
 			break;
 		case CMD_STAT_OPT_JSON:
 			st->json = 1;
+			break;
+		case CMD_STAT_OPT_ALLOC:
+			st->run.cfg.alloc_rate = ALLOC_DEFAULT_RATE;
 			break;
 		case 'r':
 			if (cmd_parse_long(optarg, 1, 10000, &v) != 0)

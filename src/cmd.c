@@ -316,3 +316,21 @@ cmd_parse_long(const char *arg, long min, long max, long *out)
 	*out = v;
 	return 0;
 }
+
+/* The index of sample type NAME in P, or a usage error naming P's types. */
+size_t
+cmd_sample_index(const struct cmd_entry *e, const struct profile *p, const char *name,
+    const char *path)
+{
+	char types[512];
+	size_t vi, i, n = 0;
+
+	if (profile_value_by_name(p, name, &vi) == 0)
+		return vi;
+	types[0] = '\0';
+	for (i = 0; i < p->nvalue_types && n < sizeof types; i++)
+		n += (size_t)snprintf(types + n, sizeof types - n, "%s%s", i ? ", " : "",
+		    profile_str(p, p->value_types[i].type));
+	cmd_usage_error(e, "no sample type '%s' in '%s' (it has %s)", name, path,
+	    p->nvalue_types ? types : "none");
+}

@@ -130,6 +130,19 @@ enum {
 	  "keep only samples of the thread with this number or name", "@text", \
 	  CMD_OPT_THREAD, 0 }
 
+/* The --sample-index option of report and diff (ID: the command's). */
+#define CMD_SAMPLE_INDEX_OPTION(id) \
+	{ "sample-index", 0, 0, required_argument, "NAME", \
+	  "the sample type to show: cpu, alloc_space, inuse_objects... " \
+	  "(default: the profile's)", \
+	  "samples cpu wall alloc_objects alloc_space inuse_objects inuse_space", id, 0 }
+
+struct profile;
+/* The index of the sample type that --sample-index NAME names in P (read
+ * from PATH); a usage error when P has none of that name. */
+size_t cmd_sample_index(const struct cmd_entry *e, const struct profile *p,
+    const char *name, const char *path);
+
 struct report_filter;
 /* When C (from cmd_getopt) is one of CMD_FILTER_OPTIONS, add its rule
  * for ARG to F and return 1 (a bad ARG is a usage error); else 0. */

@@ -654,6 +654,30 @@ profile_value_index(const struct profile *p, size_t vi)
 	return vi < p->nvalue_types ? vi : p->default_value;
 }
 
+/* The index of sample type NAME, or of value number NAME. */
+int
+profile_value_by_name(const struct profile *p, const char *name, size_t *vi)
+{
+	size_t i;
+	char *end;
+	unsigned long n;
+
+	for (i = 0; i < p->nvalue_types; i++) {
+		if (strcmp(profile_str(p, p->value_types[i].type), name) == 0) {
+			*vi = i;
+			return 0;
+		}
+	}
+	if (*name >= '0' && *name <= '9') {
+		n = strtoul(name, &end, 10);
+		if (*end == '\0' && n < p->nvalue_types) {
+			*vi = (size_t)n;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 int64_t
 profile_total(const struct profile *p, size_t value_index)
 {

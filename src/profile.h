@@ -168,6 +168,9 @@ int profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
 #define PROFILE_COMMENT_PROCESS "process"	/* a pid merged in */
 #define PROFILE_COMMENT_MISSING_PROCESS "missing process"
 #define PROFILE_COMMENT_FILTERS "filters"	/* report's filters */
+#define PROFILE_COMMENT_ALLOC_RATE "alloc rate"	/* mean allocations a sample */
+#define PROFILE_COMMENT_ALLOC_SAMPLES "alloc samples"	/* allocations sampled */
+#define PROFILE_COMMENT_ALLOC_MOVED "alloc moved"	/* followed through GC compaction */
 
 /* Append a comment line (copied). */
 void profile_add_comment(struct profile *p, const char *comment);
@@ -211,6 +214,11 @@ struct profile *profile_new_like(const struct profile *p);
 /* The index of the value to report: VI when it is one of P's values,
  * else P's default. */
 size_t profile_value_index(const struct profile *p, size_t vi);
+
+/* The index of P's sample type NAME ("alloc_space"), or of the value
+ * numbered NAME ("0" is the first), as pprof's -sample_index takes it,
+ * in *VI; 0, or -1 when P has no such type. */
+int profile_value_by_name(const struct profile *p, const char *name, size_t *vi);
 
 /* Sum of value VALUE_INDEX over all samples (saturating). */
 int64_t profile_total(const struct profile *p, size_t value_index);

@@ -199,7 +199,7 @@ rperf_profile_to_hash(const struct profile *p, const struct sampler_stats *st)
 				rb_hash_aset(labels, rperf_str(k), LL2NUM(lb[j].num));
 		}
 		rb_ary_push(samples, rb_ary_new_from_args(4, frames,
-		    LL2NUM(values[p->nvalue_types - 1]), LL2NUM(thread), labels));
+		    LL2NUM(values[profile_value_index(p, (size_t)-1)]), LL2NUM(thread), labels));
 	}
 	rb_hash_aset(h, ID2SYM(rb_intern("samples")), samples);
 	return h;

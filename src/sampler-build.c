@@ -179,33 +179,88 @@ sampler_build_thread_name(int seq)
 	return NULL;
 }
 
-/* Add one sample of stack entry K with the given weight and count. */
+/* Add one sample of stack entry E (its frame ids IDS) with VALUES (one
+ * per sample type), labelled with its class KLASS when not NULL. */
 static void
 sampler_build_emit(struct profile *p, struct sampler_build_frame *cache,
-    struct sampler_build_labels *lc,
-    const struct agg_stack *e, int64_t count, int64_t weight, int64_t time_ns,
-    int with_time)
+    struct sampler_build_labels *lc, const struct agg_stack *e, const uint32_t *ids,
+    const int64_t *values, const char *klass, int64_t time_ns, int with_time)
 {
 	uint64_t locs[SAMPLER_MAX_DEPTH];
-	int64_t values[2];
 	const char *tname;
 	uint32_t n;
 
-	n = sampler_build_locations(p, cache, sampler.stacks.ids + e->ids_off, e->depth, locs);
+	n = sampler_build_locations(p, cache, ids, e->depth, locs);
 	lc->n = 0;
 	sampler_build_num_label(lc, "thread", e->thread, NULL);
 	if ((tname = sampler_build_thread_name(e->thread)) != NULL)
 		sampler_build_label(lc, "thread_name", tname);
-	if (e->state != AGG_STATE_NORMAL)
+	if (klass != NULL)
+		sampler_build_label(lc, "class", klass);
+	else if (e->state != AGG_STATE_NORMAL)
 		sampler_build_label(lc, profile_states[e->state - 1].key,
 		    profile_states[e->state - 1].value);
 	if (e->label_set != 0 && sampler.cfg.label_fn != NULL)
 		sampler.cfg.label_fn(e->label_set, sampler_build_label, lc, sampler.cfg.label_arg);
 	if (with_time)
 		sampler_build_num_label(lc, "timestamp", time_ns, "nanoseconds");
-	values[0] = count;
-	values[1] = weight;
 	profile_add_sample(p, locs, n, values, lc->labels, lc->n);
+}
+
+/* The T_ type names of hidden objects' pseudo-classes. */
+static const char *
+sampler_build_type_name(int type)
+{
+	switch (type) {
+	case T_OBJECT: return "Object";
+	case T_CLASS: return "Class";
+	case T_MODULE: return "Module";
+	case T_STRING: return "String";
+	case T_ARRAY: return "Array";
+	case T_HASH: return "Hash";
+	case T_DATA: return "Data";
+	case T_IMEMO: return "imemo";
+	case T_ICLASS: return "iclass";
+	default: return "object";
+	}
+}
+
+/* The class label of an allocation sample: the class's name, or for an
+ * object Ruby hides (no class: internal tables, iseqs' memos),
+ * "(hidden TYPE)". */
+static char *
+sampler_build_class_name(VALUE klass, int type)
+{
+	VALUE name;
+
+	if (klass == 0)
+		return xasprintf("(hidden %s)", sampler_build_type_name(type));
+	name = rb_class_name(klass);
+	return sampler_build_cstr(name);
+}
+
+/* The allocation sites as samples, their values from FIRST on (the
+ * time values before them 0). */
+static void
+sampler_build_alloc(struct profile *p, struct sampler_build_frame *cache,
+    struct sampler_build_labels *lc, size_t first)
+{
+	int64_t values[6] = { 0 };
+	const struct agg_stack *e;
+	const uint32_t *ids;
+	size_t i, nsites = sampler_alloc_nsites();
+	VALUE klass;
+	int type;
+	char *name;
+
+	for (i = 0; i < nsites; i++) {
+		e = sampler_alloc_site(i, &ids, values + first, &klass, &type);
+		if (values[first] == 0 && values[first + 2] == 0)
+			continue;
+		name = sampler_build_class_name(klass, type);
+		sampler_build_emit(p, cache, lc, e, ids, values, name, 0, 0);
+		free(name);
+	}
 }
 
 /*
@@ -216,19 +271,38 @@ sampler_build_emit(struct profile *p, struct sampler_build_frame *cache,
 struct profile *
 sampler_build(int delta)
 {
-	static const char *const types[] = { "samples", NULL };
-	static const char *const units[] = { "count", "nanoseconds" };
 	const char *mode = sampler.cfg.mode == SAMPLER_WALL ? "wall" : "cpu";
-	const char *tv[2] = { types[0], mode };
+	/* Time first (unless -m alloc), then the memory types as Go names
+	 * them, so that every pprof tool knows them. */
+	const char *tv[6] = { "samples", mode, "alloc_objects", "alloc_space",
+	    "inuse_objects", "inuse_space" };
+	const char *tu[6] = { "count", "nanoseconds", "count", "bytes", "count", "bytes" };
+	int with_alloc = sampler_alloc_rate() > 0, with_time = !sampler.cfg.alloc_only;
+	size_t first = with_time ? 0 : 2, ntypes = (with_time ? 2 : 0) + (with_alloc ? 4 : 0);
 	struct sampler_build_labels lc;
 	struct profile *p = profile_new();
 	struct sampler_build_frame *cache;
+	int64_t values[6] = { 0 };
 	size_t i;
 
-	profile_set_value_types(p, 2, tv, units);
-	p->period_type.type = profile_intern(p, mode);
-	p->period_type.unit = profile_intern(p, "nanoseconds");
-	p->period = sampler_period_ns();
+	if (!with_time)
+		mode = "alloc";
+	profile_set_value_types(p, ntypes, tv + first, tu + first);
+	if (with_time) {
+		/* The time stays what reports show first. */
+		p->default_value = 1;
+		p->period_type.type = profile_intern(p, mode);
+		p->period_type.unit = profile_intern(p, "nanoseconds");
+		p->period = sampler_period_ns();
+	} else {
+		/* -m alloc: alloc_space (the whole run's allocations, what
+		 * the GC paid for; in use at the end is one --sample-index
+		 * away); the period is the mean allocations a sample. */
+		p->default_value = 1;
+		p->period_type.type = profile_intern(p, "objects");
+		p->period_type.unit = profile_intern(p, "count");
+		p->period = (int64_t)sampler_alloc_rate();
+	}
 	p->time_nanos = sampler.start_real_ns;
 	p->duration_nanos = util_mono_ns() - sampler.start_mono;
 	if (delta) {
@@ -253,30 +327,59 @@ sampler_build(int delta)
 				e->sent_count = e->count;
 				e->sent_weight = e->weight;
 			}
-			if (count > 0)
-				sampler_build_emit(p, cache, &lc, e, count, weight, 0, 0);
+			values[0] = count;
+			values[1] = weight;
+			if (count > 0 && with_time)
+				sampler_build_emit(p, cache, &lc, e,
+				    sampler.stacks.ids + e->ids_off, values, NULL, 0, 0);
 		}
 	} else {
 		for (i = delta ? sampler.raw_sent : 0; i < sampler.nraw; i++) {
 			const struct sampler_raw *r = &sampler.raw[i];
+			const struct agg_stack *e = &sampler.stacks.entries[r->stack];
 
-			sampler_build_emit(p, cache, &lc, &sampler.stacks.entries[r->stack], 1,
-			    r->weight, r->time_ns, 1);
+			values[0] = 1;
+			values[1] = r->weight;
+			if (with_time)
+				sampler_build_emit(p, cache, &lc, e,
+				    sampler.stacks.ids + e->ids_off, values, NULL, r->time_ns, 1);
 		}
 		if (delta)
 			sampler.raw_sent = sampler.nraw;
 	}
+	/* Allocation sites (the whole run's, not an interval's). */
+	if (with_alloc && !delta)
+		sampler_build_alloc(p, cache, &lc, with_time ? 2 : 0);
 	free(cache);
 	free(lc.labels);
 
 	for (i = 0; i < sampler.ncomments; i++)
 		profile_add_comment(p, sampler.comments[i]);
 	profile_add_meta(p, PROFILE_COMMENT_MODE, "%s", mode);
-	profile_add_meta(p, PROFILE_COMMENT_FREQUENCY, "%d", sampler.cfg.frequency);
-	profile_add_meta(p, PROFILE_COMMENT_SAMPLES, "%llu",
-	    (unsigned long long)sampler.samples);
-	profile_add_meta(p, PROFILE_COMMENT_TRIGGERS, "%llu",
-	    (unsigned long long)atomic_load(&sampler.triggers));
+	if (with_time)
+		profile_add_meta(p, PROFILE_COMMENT_FREQUENCY, "%d", sampler.cfg.frequency);
+	if (with_alloc) {
+		uint64_t n, grown, moved;
+
+		sampler_alloc_counts(&n, &grown, &moved);
+		profile_add_meta(p, PROFILE_COMMENT_ALLOC_RATE, "%.0f", sampler_alloc_rate());
+		profile_add_meta(p, PROFILE_COMMENT_ALLOC_SAMPLES, "%llu", (unsigned long long)n);
+		if (moved > 0)
+			profile_add_meta(p, PROFILE_COMMENT_ALLOC_MOVED, "%llu",
+			    (unsigned long long)moved);
+	}
+	if (with_time) {
+		profile_add_meta(p, PROFILE_COMMENT_SAMPLES, "%llu",
+		    (unsigned long long)sampler.samples);
+		profile_add_meta(p, PROFILE_COMMENT_TRIGGERS, "%llu",
+		    (unsigned long long)atomic_load(&sampler.triggers));
+	} else {
+		/* -m alloc: the samples are the allocations sampled. */
+		uint64_t n, grown, moved;
+
+		sampler_alloc_counts(&n, &grown, &moved);
+		profile_add_meta(p, PROFILE_COMMENT_SAMPLES, "%llu", (unsigned long long)n);
+	}
 	profile_add_meta(p, PROFILE_COMMENT_THREADS, "%llu",
 	    (unsigned long long)sampler.nthreads);
 	return p;

@@ -467,10 +467,11 @@ sampler_hooks_install(void)
 {
 	rb_event_flag_t gvl_events = 0;
 
-	rb_add_event_hook(sampler_gc_hook,
-	    RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK |
-	    RUBY_INTERNAL_EVENT_GC_END_SWEEP | RUBY_INTERNAL_EVENT_GC_ENTER |
-	    RUBY_INTERNAL_EVENT_GC_EXIT, Qnil);
+	if (!sampler.cfg.alloc_only)	/* -m alloc bills no time */
+		rb_add_event_hook(sampler_gc_hook,
+		    RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK |
+		    RUBY_INTERNAL_EVENT_GC_END_SWEEP | RUBY_INTERNAL_EVENT_GC_ENTER |
+		    RUBY_INTERNAL_EVENT_GC_EXIT, Qnil);
 	rb_add_event_hook(sampler_thread_hook,
 	    RUBY_EVENT_THREAD_BEGIN | RUBY_EVENT_THREAD_END, Qnil);
 	rb_add_event_hook(sampler_compiled_hook, RUBY_EVENT_SCRIPT_COMPILED, Qnil);

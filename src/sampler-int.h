@@ -399,4 +399,26 @@ struct profile *sampler_build(int delta);
 /* Fill STATS (may be NULL) from the counters. */
 void sampler_fill_stats(struct sampler_stats *stats);
 
+/* sampler-alloc.c: allocation samples (--alloc, -m alloc) */
+/* Install the NEWOBJ and FREEOBJ hooks when cfg.alloc_rate is set; 0, or
+ * -1 with a message in ERR. */
+int sampler_alloc_start(char *err, size_t errlen);
+/* Remove the hooks; fold the pending samples (with the GVL); free all. */
+void sampler_alloc_hooks_remove(void);
+void sampler_alloc_collect(void);
+/* Before a profile: a full GC, so that "in use" is what is reachable,
+ * not what is unreachable and not swept yet (with the GVL, building). */
+void sampler_alloc_settle(void);
+void sampler_alloc_release(void);
+/* The mean allocations between samples (0: not sampling them); the
+ * number of sites; site I's frame ids, values (alloc_objects,
+ * alloc_space, inuse_objects, inuse_space, scaled) and class (0 and its
+ * T_ type for a hidden object). */
+double sampler_alloc_rate(void);
+size_t sampler_alloc_nsites(void);
+const struct agg_stack *sampler_alloc_site(size_t i, const uint32_t **ids,
+    int64_t values[4], VALUE *klass, int *type);
+/* Samples taken, buffers grown inside a hook, objects followed in moves. */
+void sampler_alloc_counts(uint64_t *samples, uint64_t *grown, uint64_t *moved);
+
 #endif

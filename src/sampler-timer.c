@@ -206,7 +206,8 @@ sampler_worker_main(void *arg)
 		}
 		/* The timer thread ticks at absolute times, so no drift. */
 		now = util_mono_ns();
-		ticking = !sampler.use_signal && atomic_load(&sampler.armed);
+		ticking = !sampler.use_signal && !sampler.cfg.alloc_only &&
+		    atomic_load(&sampler.armed);
 		if (ticking && !was_ticking)
 			next_tick = now + period;
 		was_ticking = ticking;

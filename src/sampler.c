@@ -41,7 +41,9 @@ sampler_arm(int on)
 		if (atomic_load(&sampler.noting))
 			sampler_tick_holder(sampler_thread_current()->vm_thread, 1);
 		atomic_store(&sampler.armed, 1);
-		if (sampler.use_signal)
+		if (sampler.cfg.alloc_only)
+			;	/* -m alloc: no timer */
+		else if (sampler.use_signal)
 			sampler_timer_set(1);
 		else {
 			pthread_mutex_lock(&sampler.worker_mutex);
@@ -76,6 +78,7 @@ sampler_teardown(void)
 	atomic_store(&sampler.armed, 0);
 	sampler_timer_release();
 	sampler_hooks_remove();
+	sampler_alloc_release();
 	sampler_threads_release();
 	sampler_tables_release();
 	for (i = 0; i < sampler.ncomments; i++)
@@ -117,7 +120,8 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 	sampler.started = 1;
 	sampler_thread_create(rb_thread_current());
 	sampler_hooks_install();
-	if (sampler_timer_start(err, errlen) != 0) {
+	if (sampler_alloc_start(err, errlen) != 0 ||
+	    sampler_timer_start(err, errlen) != 0) {
 		sampler_teardown();
 		return -1;
 	}
@@ -174,6 +178,7 @@ sampler_collect(void)
 	pthread_mutex_lock(&sampler.worker_mutex);
 	sampler_drain();
 	pthread_mutex_unlock(&sampler.worker_mutex);
+	sampler_alloc_collect();
 	sampler_save_live_names();
 }
 
@@ -204,7 +209,9 @@ sampler_stop(struct sampler_stats *stats)
 	was_armed = atomic_load(&sampler.armed);
 	atomic_store(&sampler.building, 1);
 	sampler_arm(0);
+	sampler_alloc_settle();
 	sampler_hooks_remove();
+	sampler_alloc_hooks_remove();
 	sampler_worker_quit();
 
 	/* Bill each live thread's time since its last sample. */
@@ -231,6 +238,8 @@ sampler_snapshot(int clear, struct sampler_stats *stats)
 
 	if (!sampler_running())
 		return NULL;
+	atomic_store(&sampler.building, 1);
+	sampler_alloc_settle();
 	sampler_collect();
 	sampler_fill_stats(stats);
 	p = sampler_build(0);

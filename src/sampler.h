@@ -35,6 +35,13 @@ struct sampler_config {
 	int aggregate;		/* 0: keep every sample with its time */
 	int defer;		/* timer disarmed until Rperf.profile */
 	/*
+	 * Allocation samples: one allocation in alloc_rate on average
+	 * (0: none); with alloc_only (-m alloc) no timer runs and the
+	 * profile has only the memory sample types.
+	 */
+	int alloc_rate;
+	int alloc_only;
+	/*
 	 * Intervals (for pushing to a profile store): every interval_ns the
 	 * profile of the time since the previous interval is handed to
 	 * interval_fn, on a Ruby thread holding the GVL (it must be quick

@@ -19,9 +19,11 @@ struct profile;
 
 /* The options table entries of -m, -F/-f and --signal. */
 #define SCRIPT_SAMPLER_OPTIONS(default_mode) \
-	{ "mode", 'm', 0, required_argument, "MODE", \
-	  "cpu (thread CPU time) or wall (real time); default " default_mode, \
-	  "cpu wall", 'm' }, \
+	SCRIPT_SAMPLER_OPTIONS_MODES("cpu (thread CPU time) or wall (real time); " \
+	    "default " default_mode, "cpu wall")
+/* The same with -m's help and words of a command with more modes. */
+#define SCRIPT_SAMPLER_OPTIONS_MODES(mode_help, mode_words) \
+	{ "mode", 'm', 0, required_argument, "MODE", mode_help, mode_words, 'm' }, \
 	{ "frequency", 'F', 'f', required_argument, "HZ", \
 	  "samples per second, 1 to 10000 (default 1000)", "@number", 'F' }, \
 	{ "signal", 0, 0, required_argument, "N|false", \

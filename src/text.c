@@ -83,6 +83,7 @@ text_print_header(const struct profile *p, FILE *fp, size_t vi,
 	    PROFILE_COMMENT_COMMAND);
 	const char *mode = profile_comment_value(p, PROFILE_COMMENT_MODE);
 	const char *freq = profile_comment_value(p, PROFILE_COMMENT_FREQUENCY);
+	const char *alloc_rate = profile_comment_value(p, PROFILE_COMMENT_ALLOC_RATE);
 	const char *samples = profile_comment_value(p,
 	    PROFILE_COMMENT_SAMPLES);
 	const char *triggers = profile_comment_value(p,
@@ -110,6 +111,8 @@ text_print_header(const struct profile *p, FILE *fp, size_t vi,
 	fprintf(fp, "%-10s%s", "Mode:", mode ? mode : type);
 	if (freq != NULL)
 		fprintf(fp, ", %s Hz", text_numeric(buf, sizeof buf, freq));
+	if (alloc_rate != NULL)
+		fprintf(fp, ", 1 allocation in %s", text_numeric(buf, sizeof buf, alloc_rate));
 	fputc('\n', fp);
 	fprintf(fp, "%-10s%s%s%s (%s)\n", "Total:",
 	    numfmt_value(buf, sizeof buf, u, total), *u->suffix ? " " : "",
@@ -439,6 +442,97 @@ text_threads_table(const struct profile *p, FILE *fp, size_t vi,
 	free(t);
 }
 
+/* One row of the allocation sites table: a leaf function's four memory
+ * values. */
+struct text_site {
+	size_t fn;		/* function index */
+	int64_t v[4];
+};
+
+/* Order sites by bytes allocated, then objects, then function id. */
+static int
+text_cmp_site(const void *a, const void *b)
+{
+	const struct text_site *x = a, *y = b;
+
+	if (x->v[1] != y->v[1])
+		return x->v[1] > y->v[1] ? -1 : 1;
+	if (x->v[0] != y->v[0])
+		return x->v[0] > y->v[0] ? -1 : 1;
+	return x->fn < y->fn ? -1 : x->fn > y->fn;
+}
+
+/*
+ * A memory profile (with Go's alloc_objects, alloc_space, inuse_objects
+ * and inuse_space): the top TOP allocation sites, the leaf functions that
+ * allocated, by bytes, with objects and what is still in use, whichever
+ * value the rest of the report shows.
+ */
+static void
+text_memory_table(const struct profile *p, FILE *fp, size_t top)
+{
+	static const char *const names[4] = { "alloc_objects", "alloc_space",
+	    "inuse_objects", "inuse_space" };
+	static const char *const heads[4] = { "Objects", "Bytes", "In use", "In use bytes" };
+	struct text_site *sites;
+	size_t vi[4], i, k, n = 0, rows, w[4];
+	char buf[4][48];
+
+	for (k = 0; k < 4; k++) {
+		if (profile_value_by_name(p, names[k], &vi[k]) != 0)
+			return;
+	}
+	if (p->nfunctions == 0)
+		return;
+	sites = xcalloc(p->nfunctions, sizeof *sites);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		const int64_t *v = profile_sample_values(p, s);
+		uint64_t fn;
+
+		if (s->nloc == 0 ||
+		    (fn = profile_location_function_id(p, profile_sample_locs(p, s)[0])) == 0)
+			continue;
+		for (k = 0; k < 4; k++)
+			sites[fn - 1].v[k] = profile_add_sat(sites[fn - 1].v[k], v[vi[k]]);
+	}
+	for (i = 0; i < p->nfunctions; i++) {
+		if (sites[i].v[0] == 0 && sites[i].v[1] == 0)
+			continue;
+		sites[n] = sites[i];
+		sites[n++].fn = i;
+	}
+	qsort(sites, n, sizeof *sites, text_cmp_site);
+	rows = n < top ? n : top;
+	for (k = 0; k < 4; k++) {
+		w[k] = strlen(heads[k]);
+		for (i = 0; i < rows; i++) {
+			numfmt_int(buf[k], sizeof buf[k], sites[i].v[k]);
+			if (strlen(buf[k]) > w[k])
+				w[k] = strlen(buf[k]);
+		}
+	}
+	fprintf(fp, "\nAllocation sites (top %zu of %zu, by bytes allocated):\n", rows, n);
+	fprintf(fp, "  %*s  %*s  %*s  %*s  Function\n", (int)w[0], heads[0], (int)w[1],
+	    heads[1], (int)w[2], heads[2], (int)w[3], heads[3]);
+	for (i = 0; i < rows; i++) {
+		const char *name = profile_str(p, p->functions[sites[i].fn].name);
+
+		for (k = 0; k < 4; k++)
+			numfmt_int(buf[k], sizeof buf[k], sites[i].v[k]);
+		fprintf(fp, "  %*s  %*s  %*s  %*s  %s\n", (int)w[0], buf[0], (int)w[1],
+		    buf[1], (int)w[2], buf[2], (int)w[3], buf[3], *name ? name : "[unknown]");
+	}
+	free(sites);
+}
+
+/* The allocation sites table by itself (for rperf stat --alloc). */
+void
+text_write_alloc_sites(const struct profile *p, FILE *fp, size_t top)
+{
+	text_memory_table(p, fp, top ? top : TEXT_DEFAULT_TOP);
+}
+
 void
 text_opts_init(struct text_opts *o)
 {
@@ -473,6 +567,7 @@ text_write(const struct profile *p, FILE *fp, const struct text_opts *o)
 	text_functions(p, fp, vi, top, o->sort_cum, o->min_pct, &u, total);
 	text_states_table(p, fp, vi, &u, total);
 	text_threads_table(p, fp, vi, top, &u, total);
+	text_memory_table(p, fp, top);
 out:
 	if (fflush(fp) != 0)
 		return -1;

@@ -33,4 +33,9 @@ void text_opts_init(struct text_opts *o);
  */
 int text_write(const struct profile *p, FILE *fp, const struct text_opts *o);
 
+/* A memory profile's top TOP allocation sites (leaf functions, by bytes
+ * allocated, with objects and what is still in use), as text_write ends
+ * with; nothing when P has not Go's four memory sample types. */
+void text_write_alloc_sites(const struct profile *p, FILE *fp, size_t top);
+
 #endif

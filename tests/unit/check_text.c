@@ -130,6 +130,46 @@ START_TEST(test_old_command_secrets)
 }
 END_TEST
 
+/* A memory profile gets the table of allocation sites, by bytes, with
+ * all four values, whichever value the report shows; a time profile not. */
+START_TEST(test_memory_sites)
+{
+	static const char *const types[] = { "alloc_objects", "alloc_space",
+	    "inuse_objects", "inuse_space" };
+	static const char *const units[] = { "count", "bytes", "count", "bytes" };
+	struct profile *p = profile_new();
+	struct text_opts o;
+	uint64_t f1, f2, locs[2];
+	int64_t v1[4] = { 1024, 40960, 1024, 40960 }, v2[4] = { 2048, 409600, 0, 0 };
+	char *out;
+
+	profile_set_value_types(p, 4, types, units);
+	p->default_value = 1;
+	f1 = profile_function(p, "Class#new", "Class#new", "", 0);
+	f2 = profile_function(p, "String#*", "String#*", "", 0);
+	locs[0] = profile_location(p, f1, 0);
+	locs[1] = profile_location(p, f2, 0);
+	profile_add_sample(p, &locs[0], 1, v1, NULL, 0);
+	profile_add_sample(p, &locs[1], 1, v2, NULL, 0);
+	text_opts_init(&o);
+	o.value_index = 2;	/* inuse_objects shown above, the table the same */
+	out = report(p, &o);
+	ck_assert_ptr_nonnull(strstr(out, "Total:    1,024 (inuse_objects)\n"));
+	ck_assert_ptr_nonnull(strstr(out,
+	    "\nAllocation sites (top 2 of 2, by bytes allocated):\n"
+	    "  Objects    Bytes  In use  In use bytes  Function\n"
+	    "    2,048  409,600       0             0  String#*\n"
+	    "    1,024   40,960   1,024        40,960  Class#new\n"));
+	free(out);
+	profile_free(p);
+	p = tu_sample_profile();
+	out = report(p, NULL);
+	ck_assert_ptr_null(strstr(out, "Allocation sites"));
+	free(out);
+	profile_free(p);
+}
+END_TEST
+
 START_TEST(test_empty)
 {
 	struct profile *p = profile_new();
@@ -236,6 +276,7 @@ text_suite(void)
 	tcase_add_test(tc, test_big_numbers_and_ties);
 	tcase_add_test(tc, test_unknown_and_long_names);
 	tcase_add_test(tc, test_write_error);
+	tcase_add_test(tc, test_memory_sites);
 	suite_add_tcase(s, tc);
 	return s;
 }
