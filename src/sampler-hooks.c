@@ -120,6 +120,7 @@ void
 sampler_capture(struct sampler_thread *td, int self)
 {
 	int *lines = sampler.cfg.lines ? td->lines : NULL;
+	int i;
 	int depth = self ?
 	    rb_profile_frames(0, SAMPLER_MAX_DEPTH, td->stack, lines) :
 	    rb_profile_thread_frames(td->thread, 0, SAMPLER_MAX_DEPTH, td->stack, lines);
@@ -128,6 +129,11 @@ sampler_capture(struct sampler_thread *td, int self)
 		depth = 0;
 	sampler_frames_own(td->vm_thread, td->stack, depth, SAMPLER_MAX_DEPTH, td->own,
 	    &td->cfp_base, td->cfps);
+	/* Every frame the tables and caches keep was captured here first. */
+	for (i = 0; i < depth; i++) {
+		sampler_wb(td->stack[i]);
+		sampler_wb(td->own[i]);
+	}
 	td->depth = depth;
 	td->top = 0;
 }
@@ -303,6 +309,7 @@ sampler_add_compile_site(VALUE f)
 		return;
 	if (sampler.ncompile_sites == 0)
 		sampler.method_kind = sampler_frame_kind(f);
+	sampler_wb(f);
 	sampler.compile_sites[sampler.ncompile_sites++] = f;
 	sampler_drop_buffered_callees(f);
 }

@@ -332,6 +332,21 @@ void sampler_job(void *arg);
 void sampler_hooks_install(void);
 void sampler_hooks_remove(void);
 
+/*
+ * The GC wrapper (sampler-threads.c) is write-barrier protected, so that
+ * an old wrapper is not marked again at every minor GC (its tables hold
+ * thousands of frames; an allocation-heavy program runs hundreds of
+ * minor GCs a second).  So every frame VALUE put where sampler_mark finds
+ * it goes through this first: a young one (new code) has the wrapper
+ * remembered, and is marked, and promoted, at the next minor GC.
+ */
+static inline void
+sampler_wb(VALUE v)
+{
+	if (!RB_SPECIAL_CONST_P(v) && !RB_OBJ_PROMOTED_RAW(v) && sampler.wrapper != Qfalse)
+		rb_gc_writebarrier(sampler.wrapper, v);
+}
+
 /* sampler-tick.c: the frame the GVL holder was in at each tick */
 /* Decide whether ticks are noted in this run (at start). */
 void sampler_tick_init(void);

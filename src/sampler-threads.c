@@ -190,11 +190,12 @@ sampler_mark(void *ptr)
 		    sampler.compile_sites + sampler.ncompile_sites);
 }
 
-/* The GC wrapper's type: it only marks. */
+/* The GC wrapper's type: it only marks, and every VALUE it marks went
+ * through sampler_wb first. */
 static const rb_data_type_t sampler_wrapper_type = {
 	.wrap_struct_name = "rperf_sampler",
 	.function = { .dmark = sampler_mark },
-	.flags = RUBY_TYPED_FREE_IMMEDIATELY,
+	.flags = RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED,
 };
 
 /* Make the locks (afresh in a forked child, where a thread that is gone
