@@ -30,8 +30,8 @@
 #include "sampler-int.h"
 
 /* The last tick's note: the holder's VM record, its innermost control
- * frame and the iseq words of that frame and its caller; TICK is written
- * last (0 while the others change). */
+ * frame, the iseq words of that frame and its caller, and their pcs;
+ * TICK is written last (0 while the others change). */
 static _Alignas(64) struct {
 	atomic_uint_fast64_t tick;
 	atomic_uintptr_t vm_thread;
@@ -272,10 +272,10 @@ sampler_tick_index(const struct sampler_thread *td, uintptr_t cfp)
  * found.  So when the caller is still at that call site, the stack is
  * cut at its callee there (the C method, still running what it called);
  * when the caller is still on the stack but has moved on, the stack is
- * cut at the caller and the C method noted put back on top, if the job has seen which method that call site calls
- * (the cache is marked: its VALUEs are alive, and no other iseq can have
- * taken the caller's address); if not, the caller takes the time.  1 if
- * changed.
+ * cut at the caller and the C method noted put back on top, if the job
+ * has seen which method that call site calls (the cache is marked: its
+ * VALUEs are alive, and no other iseq can have taken the caller's
+ * address); if not, the caller takes the time.  1 if changed.
  */
 static int
 sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
@@ -337,9 +337,10 @@ sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
  * noted frame was instead called by the leaf and has returned since, it
  * is put back (sampler_tick_regrow).  With --lines the noted frame gets
  * the line of the pc noted, the line that ran when the timer fired (with
- * YJIT, the last one it saved).  1 if changed; where the noted frame
- * is the leaf, is gone otherwise, or is a C frame, or the control frames
- * could not be paired with TD's stack, the stack stays.
+ * YJIT, the last one it saved).  A C frame noted is sampler_tick_cut_c's.
+ * 1 if changed; where the noted frame is the leaf, or is gone otherwise,
+ * or the control frames could not be paired with TD's stack, the stack
+ * stays.
  */
 int
 sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick)
