@@ -460,6 +460,12 @@ sampler_alloc_fold(void)
 		struct alloc_live_entry *e;
 		uint32_t k;
 
+		/* Into the time sampler's frame table, which its (write-barrier
+		 * protected) wrapper marks: through sampler_wb first. */
+		for (d = 0; d < p->depth; d++) {
+			sampler_wb(sa.frames[p->frame_off + d]);
+			sampler_wb(sa.owns[p->frame_off + d]);
+		}
 		pthread_mutex_lock(&sampler.table_mutex);
 		for (d = 0; d < p->depth; d++)
 			ids[d] = agg_frames_intern(&sampler.frames, sa.frames[p->frame_off + d],

@@ -95,14 +95,15 @@ share_pct() {
 }
 
 # Signal-based profilers give Array#sum 88% of the long loop and
-# Kernel#is_a? 1%; at the safepoint is_a? took 6% and more, and with the
-# C method noted but not put back, 9%.
+# Kernel#is_a? 1% (rperf: 89-90% and 1% on 3.4, 79% and 4% on 3.3); at
+# the safepoint is_a? took 6% and more, and with the C method noted but
+# not put back, 9%.
 test_expect_success 'a C method keeps its time when the sample is taken at the next one' '
 	"$RPERF" record -q -o cl.folded "$FIXTURES/self_time_c.rb" 1 long &&
 	sum=$(share_pct cl.folded Object#long_loop Array#sum) &&
 	isa=$(share_pct cl.folded Object#long_loop Kernel#is_a?) &&
 	echo "sum $sum% is_a? $isa%" &&
-	num_ge "$sum" 80 && test "$isa" -lt 4
+	num_ge "$sum" 75 && test "$isa" -lt 5
 '
 
 # Signal-based profilers give is_a? 8-17% of the short loop (rperf
@@ -112,7 +113,7 @@ test_expect_success 'a cheap C method gets the time spent in it, not its caller'
 	"$RPERF" record -q -o cs.folded "$FIXTURES/self_time_c.rb" 1 short &&
 	isa=$(share_pct cs.folded Object#short_loop Kernel#is_a?) &&
 	echo "is_a? $isa%" &&
-	test_grep "Object#short_loop;Kernel#is_a? " cs.folded &&
+	grep -F "Object#short_loop;Kernel#is_a? " cs.folded >/dev/null &&
 	test "$isa" -lt 25
 '
 
