@@ -158,6 +158,12 @@ struct sampler_thread {
 	 * and the time left at exit or stop). */
 	int depth;
 	int top;		/* the stack billed starts there (sampler_tick_cut) */
+	/* The frames (and own iseqs) of the last capture, root first, that
+	 * went through sampler_wb in GC generation wb_gen (sampler_capture). */
+	VALUE wb_frames[SAMPLER_MAX_DEPTH];
+	VALUE wb_owns[SAMPLER_MAX_DEPTH];
+	int wb_depth;
+	uint64_t wb_gen;
 	VALUE stack[SAMPLER_MAX_DEPTH];
 	VALUE own[SAMPLER_MAX_DEPTH];	/* each frame's own iseq, or 0 */
 	int lines[SAMPLER_MAX_DEPTH];
@@ -285,6 +291,7 @@ struct sampler {
 	atomic_uint_fast64_t triggers;
 	uint64_t samples;
 	uint64_t timer_samples;
+	uint64_t gc_gen;	/* GC steps begun (no object dies between two) */
 	uint64_t job_ns;	/* estimated from one job in SAMPLER_JOB_TIMED */
 	uint64_t jobs;		/* jobs run, for that estimate */
 	uint64_t nthreads;
