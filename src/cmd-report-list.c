@@ -100,13 +100,13 @@ cmd_list_add(struct cmd_list *l, int dirfd, const char *name)
 	snprintf(display, sizeof display, "%s/%s", l->dir, name);
 	p = profile_read_at(dirfd, name, display, err, sizeof err);
 	if (p == NULL) {
-		error_note("skipping %s", err);
+		error_note("%s; skipped", err);
 		return;
 	}
 	vi = profile_value_index(p, TEXT_VALUE_DEFAULT);
 	if (l->o->sample_index != NULL &&
 	    profile_value_by_name(p, l->o->sample_index, &vi) != 0) {
-		error_note("skipping '%s': no sample type '%s'", display,
+		error_note("'%s' has no sample type '%s'; skipped", display,
 		    l->o->sample_index);
 		profile_free(p);
 		return;

@@ -352,11 +352,11 @@ sampler_build_of(const struct sampler_build_src *src)
 	cache = xcalloc(sampler.frames.count + 1, sizeof *cache);
 	if (!with_time) {
 		/* -m alloc: no time samples */
-	} else if (src->items != NULL && sampler.cfg.aggregate) {
+	} else if (src->capture && sampler.cfg.aggregate) {
 		for (i = 0; i < src->nitems; i++)
 			sampler_build_entry(p, cache, &lc, src->items[i].stack,
 			    src->items[i].weight, src->items[i].count, values);
-	} else if (src->items != NULL || src->raws != NULL) {
+	} else if (src->capture) {
 		for (i = 0; i < src->nraws; i++)
 			sampler_build_raw(p, cache, &lc, &sampler.raw[src->raws[i]], values);
 	} else if (src->base != NULL) {
@@ -416,7 +416,7 @@ sampler_build_of(const struct sampler_build_src *src)
 			profile_add_meta(p, PROFILE_COMMENT_ALLOC_MOVED, "%llu",
 			    (unsigned long long)moved);
 	}
-	if (with_time && (src->items != NULL || src->raws != NULL)) {
+	if (with_time && src->capture) {
 		/* A capture: its own samples (the run's triggers are not). */
 		int64_t n = 0;
 

@@ -369,6 +369,7 @@ sampler_capture_end(int id, int (*relabel)(int label_set, void *arg), void *arg,
 	if (out != NULL) {
 		struct sampler_build_src src = { 0 };
 
+		src.capture = 1;
 		src.items = c->items;
 		src.nitems = c->nitems;
 		src.raws = c->raws;

@@ -237,7 +237,9 @@ struct sampler_build_src {
 	const int64_t *base;
 	size_t nbase;
 	int64_t since_ns;
-	/* A capture: these entries only (or, --no-aggregate, raw samples). */
+	/* A capture: these entries only (or, --no-aggregate, raw samples),
+	 * maybe none. */
+	int capture;
 	const struct sampler_capture_item *items;
 	size_t nitems;
 	const size_t *raws;
