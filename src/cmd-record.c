@@ -421,9 +421,6 @@ cmd_record_exec(int argc, char **argv)
 		cmd_usage_error(e, "--alloc-rate goes with --alloc or -m alloc");
 	if (r.alloc)
 		r.run.cfg.alloc_rate = r.alloc_rate > 0 ? r.alloc_rate : ALLOC_DEFAULT_RATE;
-	if (r.alloc && r.push_cfg.url != NULL)
-		cmd_usage_error(e, "--push does not send allocation samples yet: "
-		    "leave out --alloc or -m alloc");
 	if (r.run.cfg.defer && (r.run.cfg.delay_ns > 0 || r.run.cfg.duration_ns > 0))
 		cmd_usage_error(e, "--defer cannot be combined with --delay or --duration");
 	if (r.push_cfg.url == NULL && (r.push_cfg.app_name || r.push_cfg.ntags ||
@@ -448,7 +445,8 @@ cmd_record_exec(int argc, char **argv)
 
 		if (r.push_cfg.app_name == NULL)
 			r.push_cfg.app_name = app = cmd_record_app_name(&r.run.script);
-		r.push_cfg.mode = r.run.cfg.mode == SAMPLER_WALL ? "wall" : "cpu";
+		r.push_cfg.mode = r.run.cfg.alloc_only ? "alloc" :
+		    r.run.cfg.mode == SAMPLER_WALL ? "wall" : "cpu";
 		r.push_cfg.tags = r.tags;
 		r.push_cfg.headers = r.headers;
 		r.push_cfg.token = getenv("RPERF_PUSH_TOKEN");

@@ -243,7 +243,7 @@ sampler_build_class_name(VALUE klass, int type)
  * time values before them 0). */
 static void
 sampler_build_alloc(struct profile *p, struct sampler_build_frame *cache,
-    struct sampler_build_labels *lc, size_t first)
+    struct sampler_build_labels *lc, size_t first, int delta)
 {
 	int64_t values[6] = { 0 };
 	const struct agg_stack *e;
@@ -254,7 +254,7 @@ sampler_build_alloc(struct profile *p, struct sampler_build_frame *cache,
 	char *name;
 
 	for (i = 0; i < nsites; i++) {
-		e = sampler_alloc_site(i, &ids, values + first, &klass, &type);
+		e = sampler_alloc_site(i, delta, &ids, values + first, &klass, &type);
 		if (values[first] == 0 && values[first + 2] == 0)
 			continue;
 		name = sampler_build_class_name(klass, type);
@@ -395,9 +395,10 @@ sampler_build_of(const struct sampler_build_src *src)
 		if (delta)
 			sampler.raw_sent = sampler.nraw;
 	}
-	/* Allocation sites (the whole run's, not an interval's). */
-	if (with_alloc && !delta)
-		sampler_build_alloc(p, cache, &lc, with_time ? 2 : 0);
+	/* Allocation sites: an interval's allocations and what is in use
+	 * at its end. */
+	if (with_alloc)
+		sampler_build_alloc(p, cache, &lc, with_time ? 2 : 0, delta);
 	free(cache);
 	free(lc.labels);
 

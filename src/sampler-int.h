@@ -519,11 +519,12 @@ void sampler_alloc_settle(void);
 void sampler_alloc_release(void);
 /* The mean allocations between samples (0: not sampling them); the
  * number of sites; site I's frame ids, values (alloc_objects,
- * alloc_space, inuse_objects, inuse_space, scaled) and class (0 and its
- * T_ type for a hidden object). */
+ * alloc_space, inuse_objects, inuse_space, scaled; with DELTA the
+ * allocations since the last interval, marked handed out) and class (0
+ * and its T_ type for a hidden object). */
 double sampler_alloc_rate(void);
 size_t sampler_alloc_nsites(void);
-const struct agg_stack *sampler_alloc_site(size_t i, const uint32_t **ids,
+const struct agg_stack *sampler_alloc_site(size_t i, int delta, const uint32_t **ids,
     int64_t values[4], VALUE *klass, int *type);
 /* Samples taken, buffers grown inside a hook, objects followed in moves. */
 void sampler_alloc_counts(uint64_t *samples, uint64_t *grown, uint64_t *moved);
