@@ -381,7 +381,8 @@ diff_gate_write(const struct diff *d, const struct diff_gate *g, FILE *fp)
 {
 	struct diff_row *grown, **rows;
 	char b[64], t[64], ch[32], runs[64];
-	size_t i, n = 0, top = g->top ? g->top : DIFF_GATE_TOP, nw = 0;
+	size_t i, n = 0, top = g->top ? g->top : DIFF_GATE_TOP;
+	size_t nw = 0, bw = 0, tw = 0;
 	int tripped = diff_gate_tripped(g);
 
 	runs[0] = '\0';
@@ -417,9 +418,16 @@ diff_gate_write(const struct diff *d, const struct diff_gate *g, FILE *fp)
 	qsort(rows, n, sizeof *rows, diff_cmp_growth);
 	if (n > top)
 		n = top;
+	/* Columns, so that the figures line up. */
 	for (i = 0; i < n; i++) {
+		const struct numfmt_unit *u = &d->unit;
+
 		if (strlen(rows[i]->name) > nw)
 			nw = strlen(rows[i]->name);
+		if (strlen(numfmt_value(b, sizeof b, u, rows[i]->base_cum)) > bw)
+			bw = strlen(b);
+		if (strlen(numfmt_value(t, sizeof t, u, rows[i]->target_cum)) > tw)
+			tw = strlen(t);
 	}
 	for (i = 0; i < n; i++) {
 		const struct diff_row *r = rows[i];
@@ -429,9 +437,9 @@ diff_gate_write(const struct diff *d, const struct diff_gate *g, FILE *fp)
 		numfmt_value(t, sizeof t, u, r->target_cum);
 		diff_gate_change(ch, sizeof ch, (double)r->base_cum,
 		    (double)r->target_cum);
-		fprintf(fp, "  %-*s  %s%s%s -> %s%s%s (%s)\n", (int)nw,
-		    r->name, b, *u->suffix ? " " : "", u->suffix, t,
-		    *u->suffix ? " " : "", u->suffix, ch);
+		fprintf(fp, "  %-*s  %*s%s%s -> %*s%s%s (%s)\n", (int)nw,
+		    r->name, (int)bw, b, *u->suffix ? " " : "", u->suffix,
+		    (int)tw, t, *u->suffix ? " " : "", u->suffix, ch);
 	}
 	free(rows);
 	free(grown);
