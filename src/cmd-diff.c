@@ -392,7 +392,7 @@ cmd_diff_gate(struct cmd_diff *c, double before, double after,
 	return diff_gate_tripped(&g) ? RPERF_EXIT_FAILURE : RPERF_EXIT_OK;
 }
 
-/* "rperf diff [options] BASE TARGET". */
+/* "rperf diff [options] BASE... [--] TARGET...". */
 static int
 cmd_diff_exec(int argc, char **argv)
 {
