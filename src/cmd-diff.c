@@ -143,6 +143,12 @@ cmd_diff_operands(struct cmd_diff *c, int argc, char **argv)
 	int i, sep = -1;
 
 	for (i = optind; i < argc; i++) {
+		/* getopt stops at the first profile; a gate appended to a CI
+		 * command line would otherwise be read as a missing file. */
+		if (strcmp(argv[i], "--") != 0 && cmd_is_own_option(e, argv[i]))
+			cmd_usage_error(e, "option '%.*s' after the profiles "
+			    "(options come first)", (int)strcspn(argv[i], "="),
+			    argv[i]);
 		if (strcmp(argv[i], "--") != 0)
 			continue;
 		if (sep >= 0)

@@ -118,7 +118,9 @@ test_expect_success 'a bad limit is a usage error (status 2)' '
 	test_expect_code 2 "$RPERF" diff -- b1.folded 2>err &&
 	test_expect_code 2 "$RPERF" diff b1.folded -- t1.folded -- t2.folded 2>err &&
 	test_expect_code 2 "$RPERF" diff b1.folded b2.folded t1.folded 2>err &&
-	test_grep "BASE... -- TARGET..." err
+	test_grep "BASE... -- TARGET..." err &&
+	test_expect_code 2 "$RPERF" diff b1.folded -- t1.folded --fail-over 5 2>err &&
+	test_grep "option .--fail-over. after the profiles" err
 '
 
 test_expect_success 'a missing or corrupt run: one line naming it, status 1' '
