@@ -17,6 +17,7 @@
 #include "numfmt.h"
 #include "secret.h"
 #include "text.h"
+#include "timeline.h"
 #include "xmalloc.h"
 
 /* Widest function name column before names overflow it. */
@@ -746,6 +747,13 @@ text_write(const struct profile *p, FILE *fp, const struct text_opts *o)
 	text_states_table(p, fp, vi, &u, total);
 	text_threads_table(p, fp, vi, top, &u, total);
 	text_labels_table(p, fp, vi, top, &u, total);
+	{
+		struct timeline tl;
+
+		if (timeline_build(p, vi, &tl) == 0)
+			timeline_write_summary(p, &tl, fp, &u, top < 10 ? top : 10);
+		timeline_release(&tl);
+	}
 	text_memory_table(p, fp, top);
 out:
 	if (fflush(fp) != 0)
