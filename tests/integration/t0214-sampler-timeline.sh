@@ -96,4 +96,24 @@ test_expect_success 'without --timeline, marks cost nothing and the block runs' 
 	test_grep "^7$" out && test_grep "^nil$" out
 '
 
+test_expect_success 'a forked child: its times and marks on the parent'"'"'s clock, with its pid' '
+	if test -z "$GO"; then echo "no go: skipped"; exit 0; fi &&
+	cat >fork.rb <<-\RUBY &&
+	Rperf.mark("parent nap") { sleep 0.2 }
+	pid = fork { Rperf.mark("child work") { sleep 0.1 } }
+	Process.wait(pid)
+	RUBY
+	"$RPERF" record -q -m wall --timeline -o fork.pb.gz fork.rb &&
+	"$GO" tool pprof -comments fork.pb.gz >comments 2>&1 &&
+	grep "^mark: " comments >comments.marks &&
+	test_line_count 2 comments.marks &&
+	parent_end=$(awk "/ parent nap$/ { print \$5 }" comments.marks) &&
+	child_start=$(awk "/ child work$/ { print \$4 }" comments.marks) &&
+	num_ge "$child_start" "$parent_end" &&
+	test "$(awk "/ child work$/ { print \$2 }" comments.marks)" != 0 &&
+	"$RPERF" report fork.pb.gz >fork.txt &&
+	sed -n "/^Timeline (per/,/^\$/p" fork.txt >tl.txt && cat tl.txt &&
+	test "$(grep -c "^  [0-9]*/1 " tl.txt)" = 2
+'
+
 test_done
