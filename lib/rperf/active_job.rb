@@ -9,7 +9,7 @@
 #   Rperf::ActiveJob.configure(slow: 2, dir: "tmp/rperf")   # optional
 #
 # Every time sample of perform is labelled job=CLASS, queue=QUEUE and
-# status=ok or error, whichever adapter runs it (inline, async, Sidekiq:
+# job_status=ok or error, whichever adapter runs it (inline, async, Sidekiq:
 # under Rperf::Sidekiq too, the labels agree); a job of at least slow:
 # seconds gets a profile file of its own in dir:, as for Rperf::Sidekiq.
 

@@ -147,7 +147,8 @@ module Rperf
   end
 
   # Helpers of the job middlewares (Sidekiq, ActiveJob): one job, one
-  # capture labelled job=CLASS, queue=QUEUE and status=ok|error.
+  # capture labelled job=CLASS, queue=QUEUE and job_status=ok|error (not
+  # "status": a job performed inline in a request keeps the request's).
   module JobCapture
     module_function
 
@@ -173,7 +174,7 @@ module Rperf
         result
       ensure
         seconds = clock - t0
-        labels = { job: name, queue: queue, status: ok ? "ok" : "error" }
+        labels = { job: name, queue: queue, job_status: ok ? "ok" : "error" }
         meta = nil
         if log.slow?(seconds)
           meta = { "kind" => "job", "name" => name, "queue" => queue.to_s,

@@ -11,7 +11,7 @@
 #   config.server_middleware { |chain| chain.add Rperf::Sidekiq, slow: 2, dir: "tmp/rperf" }
 #
 # Every time sample of a job is labelled job=CLASS (the ActiveJob class for
-# a wrapped job), queue=QUEUE and status=ok or error; a job of at least
+# a wrapped job), queue=QUEUE and job_status=ok or error; a job of at least
 # slow: seconds gets a profile file of its own in dir: (the newest keep:,
 # default 100, are kept).  Sidekiq makes a middleware object per job, so
 # the settings and their directory are shared by every object made with

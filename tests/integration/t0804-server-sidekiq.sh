@@ -1,7 +1,7 @@
 #!/bin/sh
 # Rperf::Sidekiq in Debian's Sidekiq 6 against a real redis-server, under
 # rperf record: job and queue labels, their shares against the jobs' known
-# CPU cost (1:4), status=error on a failing job, and a profile file for
+# CPU cost (1:4), job_status=error on a failing job, and a profile file for
 # the slow job only.
 . "$TEST_SRCDIR/test-lib.sh"
 . "$TEST_SRCDIR/real-lib.sh"
@@ -60,9 +60,9 @@ test_expect_success 'job labels: the shares follow the jobs cost (1:4)' '
 test_expect_success 'queue and status labels' '
 	"$RPERF" report --format folded --tagfocus queue=bulk sk.pb.gz >bulk.folded &&
 	test_cmp heavy.folded bulk.folded &&
-	"$RPERF" report --format folded --tagfocus job=FailJob --tagfocus status=error sk.pb.gz >fail.folded &&
+	"$RPERF" report --format folded --tagfocus job=FailJob --tagfocus job_status=error sk.pb.gz >fail.folded &&
 	test -s fail.folded &&
-	"$RPERF" report --format folded --tagfocus job=LightJob --tagfocus status=ok sk.pb.gz >ok.folded &&
+	"$RPERF" report --format folded --tagfocus job=LightJob --tagfocus job_status=ok sk.pb.gz >ok.folded &&
 	test_cmp light.folded ok.folded
 '
 
