@@ -25,7 +25,7 @@ require_relative "capture"
 
 module Rperf
   class Rack
-    STATUS_CLASS = %w[0xx 1xx 2xx 3xx 4xx 5xx].freeze
+    STATUS_CLASS = [nil, "1xx", "2xx", "3xx", "4xx", "5xx"].freeze
     # A path segment that names one record: a number, a UUID or a long hex
     # string, optionally followed by a format extension (".json").
     ID_SEGMENT = %r{(?<=/)(?:\d+|\h{8}-\h{4}-\h{4}-\h{4}-\h{12}|\h{16,})(?=/|\z|\.[A-Za-z][A-Za-z0-9]*(?:/|\z))}.freeze
@@ -125,7 +125,7 @@ module Rperf
 
     def finish(token, env, status, seconds)
       name = endpoint(env)
-      status_class = STATUS_CLASS[status / 100] || "other"
+      status_class = (STATUS_CLASS[status / 100] if status >= 100) || "other"
       meta = nil
       if @log.slow?(seconds)
         meta = { "kind" => "request", "name" => name, "status" => status.to_s,

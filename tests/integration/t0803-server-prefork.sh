@@ -27,8 +27,12 @@ url=http://127.0.0.1:$port
 requests() {
 	i=0
 	while [ $i -lt "$1" ]; do
-		for j in 1 2 3 4; do curl -s "$url/work" & done
-		wait
+		curls=
+		for j in 1 2 3 4; do
+			curl -s "$url/work" &
+			curls="$curls $!"
+		done
+		wait $curls
 		i=$((i + 4))
 	done
 }
