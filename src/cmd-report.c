@@ -31,6 +31,7 @@ enum {
 	CMD_REPORT_OPT_MIN_PERCENT,
 	CMD_REPORT_OPT_TREE,
 	CMD_REPORT_OPT_SAMPLE_INDEX,
+	CMD_REPORT_OPT_LIST,
 };
 
 static const struct cmd_option cmd_report_options[] = {
@@ -52,6 +53,9 @@ static const struct cmd_option cmd_report_options[] = {
 	{ "tree", 0, 0, no_argument, NULL,
 	  "print the call tree, root first, instead of the tables", NULL,
 	  CMD_REPORT_OPT_TREE, 0 },
+	{ "list", 0, 0, no_argument, NULL,
+	  "FILE is a directory: list its profiles (slow requests, jobs), slowest first",
+	  NULL, CMD_REPORT_OPT_LIST, 0 },
 	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0, 0 }
 };
 
@@ -64,6 +68,7 @@ struct cmd_report {
 	double min_pct;
 	int has_min_pct;
 	int tree;
+	int list;		/* --list: INPUT is a directory */
 	const char *sample_index;	/* --sample-index, or NULL */
 	struct profile *p;
 	int64_t total_read;	/* the total before the filters */
@@ -165,6 +170,9 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 		case CMD_REPORT_OPT_TREE:
 			r->tree = 1;
 			break;
+		case CMD_REPORT_OPT_LIST:
+			r->list = 1;
+			break;
 		case CMD_REPORT_OPT_SAMPLE_INDEX:
 			r->sample_index = optarg;
 			break;
@@ -173,8 +181,17 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 	cmd_getopt_release(&g);
 	if (optind < argc)
 		r->input = argv[optind++];
+	if (r->list && r->input == NULL)
+		cmd_usage_error(e, "--list needs a directory");
 	if (optind < argc)
 		cmd_usage_error(e, "too many arguments: '%s'", argv[optind]);
+	if (r->list) {
+		if (r->format != NULL && r->format != &format_text)
+			cmd_usage_error(e, "--list writes text, not %s", r->format->name);
+		if (r->tree)
+			cmd_usage_error(e, "--list and --tree cannot be combined");
+		return;
+	}
 	if (r->format == NULL && strcmp(r->output, "-") != 0)
 		r->format = format_by_path(r->output, FORMAT_CONVERT);
 	if (r->format == NULL)
@@ -197,13 +214,22 @@ cmd_report_exec(int argc, char **argv)
 	int rc;
 
 	memset(&r, 0, sizeof r);
-	r.input = "rperf.data";
 	r.output = "-";
 	text_opts_init(&r.topts);
 	report_filter_init(&r.filter);
 	cmd_report_parse(&r, argc, argv);
 	if (r.has_min_pct)
 		r.topts.min_pct = r.min_pct;
+	if (r.list) {
+		struct cmd_list_opts lo = { r.input, r.output, &r.filter, r.sample_index,
+		    r.topts.top };
+
+		rc = cmd_report_list(&lo);
+		report_filter_release(&r.filter);
+		return rc;
+	}
+	if (r.input == NULL)
+		r.input = "rperf.data";
 
 	r.p = profile_read(r.input, err, sizeof err);
 	if (r.p == NULL) {

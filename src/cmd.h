@@ -149,6 +149,16 @@ struct report_filter;
 int cmd_filter_option(const struct cmd_entry *e, int c, const char *arg,
     struct report_filter *f);
 
+/* rperf report --list DIR (cmd-report-list.c): the profiles in DIR,
+ * slowest first; an exit status. */
+struct cmd_list_opts {
+	const char *dir, *output;
+	const struct report_filter *filter;
+	const char *sample_index;	/* NULL: each profile's default */
+	size_t top;			/* rows; 0: 50 */
+};
+int cmd_report_list(const struct cmd_list_opts *o);
+
 struct format;
 /* The format named ARG among those with every flag of NEED; a usage
  * error ("unknown format 'x' (expected pprof, folded or text)") if none. */

@@ -170,6 +170,8 @@ int profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
 #define PROFILE_COMMENT_FILTERS "filters"	/* report's filters */
 #define PROFILE_COMMENT_ALLOC_RATE "alloc rate"	/* mean allocations a sample */
 #define PROFILE_COMMENT_ALLOC_SAMPLES "alloc samples"	/* allocations sampled */
+/* A capture's own (Rperf.capture_end's meta): "capture KEY: VALUE". */
+#define PROFILE_COMMENT_CAPTURE "capture "
 #define PROFILE_COMMENT_ALLOC_MOVED "alloc moved"	/* followed through GC compaction */
 
 /* Append a comment line (copied). */

@@ -14,6 +14,7 @@
 #include "output.h"
 #include "profile.h"
 #include "rperf-module.h"
+#include "rperf-server.h"
 #include "sampler.h"
 #include "text.h"
 
@@ -78,6 +79,40 @@ rperf_merged_id(VALUE labels)
 
 	rb_hash_foreach(labels, rperf_merge_label, merged);
 	return rperf_label_set_id(merged);
+}
+
+int
+rperf_module_merge_labels(int id, VALUE labels)
+{
+	VALUE merged = rb_hash_dup(rperf_label_set(id));
+
+	rb_hash_foreach(labels, rperf_merge_label, merged);
+	return rperf_label_set_id(merged);
+}
+
+/* Collect the value of key ARG[0] into the Hash ARG[1]. */
+static int
+rperf_label_value_i(VALUE key, VALUE value, VALUE arg)
+{
+	VALUE *a = (VALUE *)arg;
+
+	if (rb_str_equal(rb_obj_as_string(key), a[0]) == Qtrue)
+		rb_hash_aset(a[1], rb_obj_as_string(value), Qtrue);
+	return ST_CONTINUE;
+}
+
+VALUE
+rperf_module_label_values(VALUE key)
+{
+	VALUE a[2];
+	long i;
+
+	a[0] = key;
+	a[1] = rb_hash_new();
+	for (i = 1; !NIL_P(rperf_label_sets) && i < RARRAY_LEN(rperf_label_sets); i++)
+		rb_hash_foreach(RARRAY_AREF(rperf_label_sets, i), rperf_label_value_i,
+		    (VALUE)a);
+	return rb_ary_sort_bang(rb_funcall(a[1], rb_intern("keys"), 0));
 }
 
 /* ensure-part of a labelled block: restore the previous label set. */
@@ -396,4 +431,5 @@ rperf_module_define(void)
 	rb_define_module_function(rperf_module, "profile", rperf_profile, -1);
 	rb_define_module_function(rperf_module, "snapshot", rperf_snapshot, -1);
 	rb_define_module_function(rperf_module, "running?", rperf_running_p, 0);
+	rperf_server_define(rperf_module);
 }

@@ -15,6 +15,16 @@ void rperf_module_define(void);
 void rperf_module_each_label(int id,
     void (*fn)(void *arg, const char *key, const char *value), void *arg);
 
+#include <ruby.h>
+
+/* The id of label set ID merged with the Hash LABELS (nil values delete
+ * keys); raises ArgumentError on a bad key or value. */
+int rperf_module_merge_labels(int id, VALUE labels);
+
+/* The values label KEY (a String) has had in any label set, as sorted,
+ * unique Strings. */
+VALUE rperf_module_label_values(VALUE key);
+
 /*
  * What happens around fork and exec in the script (Process._fork,
  * Kernel#exec, Process.exec): BEFORE_FORK in the forking process before

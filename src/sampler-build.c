@@ -263,21 +263,51 @@ sampler_build_alloc(struct profile *p, struct sampler_build_frame *cache,
 	}
 }
 
+/* Emit raw sample R (--no-aggregate). */
+static void
+sampler_build_raw(struct profile *p, struct sampler_build_frame *cache,
+    struct sampler_build_labels *lc, const struct sampler_raw *r, int64_t *values)
+{
+	const struct agg_stack *e = &sampler.stacks.entries[r->stack];
+
+	values[0] = 1;
+	values[1] = r->weight;
+	sampler_build_emit(p, cache, lc, e, sampler.stacks.ids + e->ids_off, values, NULL,
+	    r->time_ns, 1);
+}
+
+/* Emit entry I with WEIGHT and COUNT, when it has samples. */
+static void
+sampler_build_entry(struct profile *p, struct sampler_build_frame *cache,
+    struct sampler_build_labels *lc, size_t i, int64_t weight, int64_t count,
+    int64_t *values)
+{
+	const struct agg_stack *e = &sampler.stacks.entries[i];
+
+	values[0] = count;
+	values[1] = weight;
+	if (count > 0 && weight >= 0)
+		sampler_build_emit(p, cache, lc, e, sampler.stacks.ids + e->ids_off, values,
+		    NULL, 0, 0);
+}
+
 /*
  * Build a profile from the tables (everything aggregated already): the
- * whole run, or with DELTA what came since the last interval, which then
- * counts as handed out.
+ * whole run, what came since the last interval (which then counts as
+ * handed out), a window or a capture (see struct sampler_build_src).
  */
 struct profile *
-sampler_build(int delta)
+sampler_build_of(const struct sampler_build_src *src)
 {
+	int delta = src->delta;
 	const char *mode = sampler.cfg.mode == SAMPLER_WALL ? "wall" : "cpu";
 	/* Time first (unless -m alloc), then the memory types as Go names
 	 * them, so that every pprof tool knows them. */
 	const char *tv[6] = { "samples", mode, "alloc_objects", "alloc_space",
 	    "inuse_objects", "inuse_space" };
 	const char *tu[6] = { "count", "nanoseconds", "count", "bytes", "count", "bytes" };
-	int with_alloc = sampler_alloc_rate() > 0, with_time = !sampler.cfg.alloc_only;
+	int with_alloc = sampler_alloc_rate() > 0 && !src->time_only,
+	    with_time = !sampler.cfg.alloc_only;
 	size_t first = with_time ? 0 : 2, ntypes = (with_time ? 2 : 0) + (with_alloc ? 4 : 0);
 	struct sampler_build_labels lc;
 	struct profile *p = profile_new();
@@ -312,11 +342,35 @@ sampler_build(int delta)
 		p->duration_nanos = now - sampler.sent_real_ns;
 		sampler.sent_real_ns = now;
 	}
+	if (src->time_nanos != 0) {
+		p->time_nanos = src->time_nanos;
+		p->duration_nanos = src->duration_nanos;
+	}
 
 	memset(&lc, 0, sizeof lc);
 	lc.p = p;
 	cache = xcalloc(sampler.frames.count + 1, sizeof *cache);
-	if (sampler.cfg.aggregate) {
+	if (!with_time) {
+		/* -m alloc: no time samples */
+	} else if (src->capture && sampler.cfg.aggregate) {
+		for (i = 0; i < src->nitems; i++)
+			sampler_build_entry(p, cache, &lc, src->items[i].stack,
+			    src->items[i].weight, src->items[i].count, values);
+	} else if (src->capture) {
+		for (i = 0; i < src->nraws; i++)
+			sampler_build_raw(p, cache, &lc, &sampler.raw[src->raws[i]], values);
+	} else if (src->base != NULL) {
+		for (i = 0; i < sampler.stacks.count; i++) {
+			const struct agg_stack *e = &sampler.stacks.entries[i];
+
+			if (i < src->nbase)
+				sampler_build_entry(p, cache, &lc, i,
+				    e->weight - src->base[2 * i], e->count - src->base[2 * i + 1],
+				    values);
+			else
+				sampler_build_entry(p, cache, &lc, i, e->weight, e->count, values);
+		}
+	} else if (sampler.cfg.aggregate) {
 		for (i = 0; i < sampler.stacks.count; i++) {
 			struct agg_stack *e = &sampler.stacks.entries[i];
 			int64_t count = e->count, weight = e->weight;
@@ -335,14 +389,8 @@ sampler_build(int delta)
 		}
 	} else {
 		for (i = delta ? sampler.raw_sent : 0; i < sampler.nraw; i++) {
-			const struct sampler_raw *r = &sampler.raw[i];
-			const struct agg_stack *e = &sampler.stacks.entries[r->stack];
-
-			values[0] = 1;
-			values[1] = r->weight;
-			if (with_time)
-				sampler_build_emit(p, cache, &lc, e,
-				    sampler.stacks.ids + e->ids_off, values, NULL, r->time_ns, 1);
+			if (src->since_ns == 0 || sampler.raw[i].time_ns >= src->since_ns)
+				sampler_build_raw(p, cache, &lc, &sampler.raw[i], values);
 		}
 		if (delta)
 			sampler.raw_sent = sampler.nraw;
@@ -368,7 +416,14 @@ sampler_build(int delta)
 			profile_add_meta(p, PROFILE_COMMENT_ALLOC_MOVED, "%llu",
 			    (unsigned long long)moved);
 	}
-	if (with_time) {
+	if (with_time && src->capture) {
+		/* A capture: its own samples (the run's triggers are not). */
+		int64_t n = 0;
+
+		for (i = 0; i < p->nsamples; i++)
+			n += profile_sample_values(p, &p->samples[i])[0];
+		profile_add_meta(p, PROFILE_COMMENT_SAMPLES, "%lld", (long long)n);
+	} else if (with_time) {
 		profile_add_meta(p, PROFILE_COMMENT_SAMPLES, "%llu",
 		    (unsigned long long)sampler.samples);
 		profile_add_meta(p, PROFILE_COMMENT_TRIGGERS, "%llu",
@@ -383,6 +438,16 @@ sampler_build(int delta)
 	profile_add_meta(p, PROFILE_COMMENT_THREADS, "%llu",
 	    (unsigned long long)sampler.nthreads);
 	return p;
+}
+
+/* The whole run, or with DELTA what came since the last interval. */
+struct profile *
+sampler_build(int delta)
+{
+	struct sampler_build_src src = { 0 };
+
+	src.delta = delta;
+	return sampler_build_of(&src);
 }
 
 /* Fill STATS from the counters. */

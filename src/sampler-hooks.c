@@ -97,6 +97,7 @@ sampler_record(struct sampler_thread *td, int64_t weight, int state)
 	s->depth = n;
 	s->thread_seq = td->seq;
 	s->label_set = td->label_set;
+	s->capture = td->capture;
 	s->state = state;
 	s->weight = weight;
 	s->time_ns = sampler.cfg.aggregate ? 0 : util_mono_ns() - sampler.start_mono;
@@ -108,6 +109,7 @@ sampler_record(struct sampler_thread *td, int64_t weight, int state)
 	    !atomic_load(&sampler.swap_pending)) {
 		pthread_mutex_lock(&sampler.worker_mutex);
 		atomic_store(&sampler.active, active ^ 1);
+		sampler.swaps++;
 		atomic_store(&sampler.swap_pending, 1);
 		pthread_cond_signal(&sampler.worker_cond);
 		pthread_mutex_unlock(&sampler.worker_mutex);

@@ -122,6 +122,7 @@ struct sampler_sample {
 	int thread_seq;
 	int label_set;
 	int state;
+	int capture;		/* the thread's innermost open capture, or 0 */
 	int64_t weight;
 	int64_t time_ns;	/* since start, for --no-aggregate */
 };
@@ -150,6 +151,7 @@ struct sampler_thread {
 	int clock_open;
 	int64_t prev;		/* clock reading billed up to */
 	int label_set;
+	int capture;		/* innermost open capture (sampler-capture.c) */
 	/* Set without the GVL by SUSPENDED/READY, read at RESUMED. */
 	int suspended;
 	int64_t suspended_at;
@@ -193,6 +195,57 @@ struct sampler_raw {
 	uint32_t stack;
 	int64_t weight;
 	int64_t time_ns;
+};
+
+/* A capture's samples folded so far: an entry and what it got. */
+struct sampler_capture_item {
+	uint32_t stack;
+	int64_t weight;
+	int64_t count;
+};
+
+/* An open capture (sampler-capture.c). */
+struct sampler_capture {
+	int id;
+	int parent;		/* the capture open around it, or 0 */
+	int thread_seq;
+	uint64_t begin_swaps;	/* sampler.swaps when it began */
+	size_t begin_index;	/* the active buffer's length then */
+	int64_t begin_mono, begin_real, end_mono;
+	struct sampler_capture_item *items;
+	size_t nitems, items_cap;
+	size_t merged;		/* items[0, merged) have distinct entries */
+	size_t *raws;		/* --no-aggregate: its raw samples */
+	size_t nraws, raws_cap;
+};
+
+/* Window copies kept, one a minute (sampler-capture.c). */
+#define SAMPLER_WINDOW_SLOTS	16
+
+/* Every entry's weight and count (values[2i], values[2i+1]) at MONO. */
+struct sampler_window_slot {
+	int64_t *values;
+	size_t n, cap;
+	int64_t mono, real;
+};
+
+/* What a profile is built of (sampler_build_of); zero: the whole run. */
+struct sampler_build_src {
+	int delta;		/* since the last interval, which is marked sent */
+	/* A window: less these (weight, count pairs by entry; NBASE of
+	 * them), or with --no-aggregate the raw samples from SINCE_NS on. */
+	const int64_t *base;
+	size_t nbase;
+	int64_t since_ns;
+	/* A capture: these entries only (or, --no-aggregate, raw samples),
+	 * maybe none. */
+	int capture;
+	const struct sampler_capture_item *items;
+	size_t nitems;
+	const size_t *raws;
+	size_t nraws;
+	int64_t time_nanos, duration_nanos;	/* 0: the run's */
+	int time_only;		/* without the allocation sites */
 };
 
 /* The name of a thread (by its sequence number) for the profile. */
@@ -269,6 +322,18 @@ struct sampler {
 	struct agg_stacks stacks;
 	struct sampler_raw *raw;
 	size_t nraw, raw_cap;
+	/* buffers handed to the worker or drained (a buffer's samples
+	 * start afresh then), with the GVL */
+	uint64_t swaps;
+
+	/* captures and window copies (sampler-capture.c), under table_mutex */
+	struct sampler_capture **captures;
+	size_t ncaptures, captures_cap;
+	int next_capture;
+	atomic_int window_on;
+	struct sampler_window_slot window[SAMPLER_WINDOW_SLOTS];
+	size_t nwindow, window_next;
+	int64_t window_last;
 
 	/* threads */
 	struct sampler_thread *threads;
@@ -415,9 +480,27 @@ const void *sampler_frames_callee(const void *cfp);
  * OWN (0: not known); *CLAUSE: a rescue or ensure clause. */
 VALUE sampler_frames_name(VALUE frame, VALUE own, int *clause);
 
+/* sampler.c */
+/* Hold the job off (building) and fold every sample into the tables;
+ * the caller clears building when done. */
+void sampler_collect(void);
+
+/* sampler-capture.c: captures and windows */
+/* A folded sample of capture ID (the worker, table_mutex held). */
+void sampler_capture_fold(int id, uint32_t stack, int64_t weight, size_t raw);
+/* A snapshot cleared the tables; thread SEQ is gone (table_mutex held). */
+void sampler_captures_cleared(void);
+void sampler_captures_thread_gone(int seq);
+void sampler_captures_release(void);
+/* When the worker copies the tables for windows next; the copy. */
+int64_t sampler_window_due(void);
+void sampler_window_copy(int64_t now);
+
 /* sampler-build.c: the profile, from the tables (with the GVL) */
 /* The whole run, or with DELTA what came since the last interval. */
 struct profile *sampler_build(int delta);
+/* The profile of SRC (folded already, building set). */
+struct profile *sampler_build_of(const struct sampler_build_src *src);
 /* Fill STATS (may be NULL) from the counters. */
 void sampler_fill_stats(struct sampler_stats *stats);
 

@@ -155,6 +155,9 @@ sampler_aggregate(struct sampler_buffer *b)
 			sampler.raw[sampler.nraw].time_ns = s->time_ns;
 			sampler.nraw++;
 		}
+		if (s->capture != 0)
+			sampler_capture_fold(s->capture, k, s->weight,
+			    sampler.cfg.aggregate ? SIZE_MAX : sampler.nraw - 1);
 		pthread_mutex_unlock(&sampler.table_mutex);
 	}
 	pthread_mutex_lock(&sampler.table_mutex);
@@ -219,6 +222,8 @@ sampler_worker_main(void *arg)
 			deadline = arm_at;
 		if (disarm_at > 0 && disarm_at < deadline)
 			deadline = disarm_at;
+		if (sampler_window_due() < deadline)
+			deadline = sampler_window_due();
 		if (deadline == INT64_MAX) {
 			pthread_cond_wait(&sampler.worker_cond, &sampler.worker_mutex);
 		} else if (deadline > now) {
@@ -245,6 +250,11 @@ sampler_worker_main(void *arg)
 			atomic_store(&sampler.pending_disarm, 1);
 			rb_postponed_job_trigger(sampler.control_job);
 			disarm_at = 0;
+		}
+		if (now >= sampler_window_due()) {
+			pthread_mutex_unlock(&sampler.worker_mutex);
+			sampler_window_copy(now);
+			pthread_mutex_lock(&sampler.worker_mutex);
 		}
 		if (sampler.cfg.interval_ns > 0 && now >= next_interval) {
 			rb_postponed_job_trigger(sampler.interval_job);
@@ -280,6 +290,7 @@ sampler_drain(void)
 		atomic_store(&sampler.swap_pending, 0);
 	}
 	sampler_aggregate(&sampler.buffers[active]);
+	sampler.swaps++;	/* the active buffer starts afresh */
 }
 
 /* Stop the worker thread (noting the CPU time it used) and wait for it
@@ -386,6 +397,7 @@ sampler_tables_release(void)
 		free(sampler.buffers[i].lines);
 	}
 	memset(sampler.buffers, 0, sizeof sampler.buffers);
+	sampler_captures_release();
 	agg_frames_release(&sampler.frames);
 	agg_stacks_release(&sampler.stacks);
 	free(sampler.raw);

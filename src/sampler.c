@@ -170,7 +170,7 @@ sampler_add_comment(const char *key, const char *value)
  * tables, then save the live threads' names: what building a profile
  * needs.  The caller clears building when done.
  */
-static void
+void
 sampler_collect(void)
 {
 	atomic_store(&sampler.building, 1);
@@ -246,6 +246,7 @@ sampler_snapshot(int clear, struct sampler_stats *stats)
 	if (clear) {
 		pthread_mutex_lock(&sampler.table_mutex);
 		agg_stacks_clear(&sampler.stacks);
+		sampler_captures_cleared();
 		sampler.nraw = 0;
 		sampler.raw_sent = 0;
 		pthread_mutex_unlock(&sampler.table_mutex);

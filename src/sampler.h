@@ -138,6 +138,29 @@ void sampler_profile_leave(void);
 int sampler_current_label_set(void);
 void sampler_set_label_set(int id);
 
+/*
+ * Captures (servers, job workers): the time samples the current thread
+ * takes from capture_begin (its id, or 0 when not sampling time) to
+ * capture_end.  Captures nest; an outer one gets an inner one's samples.
+ * At the end RELABEL (may be NULL; with the GVL, it may run Ruby) gives
+ * each label set the capture's samples have a new one, in the run's
+ * profile too; with OUT, the capture's samples as a profile of their own
+ * in *OUT (time and duration the capture's).  capture_end returns 0, or
+ * -1 when ID is no open capture of this thread.
+ */
+int sampler_capture_begin(void);
+int sampler_capture_end(int id, int (*relabel)(int label_set, void *arg), void *arg,
+    struct profile **out);
+
+/*
+ * Windows: the profile of about the last LAST_NS (0: the whole run) from
+ * copies of the tables taken a minute apart once sampler_window_enable
+ * was called (the whole run when there is no copy as old).  With the
+ * GVL; NULL when not running.
+ */
+void sampler_window_enable(void);
+struct profile *sampler_window(int64_t last_ns);
+
 /* Add the comment "KEY: VALUE" (KEY one of PROFILE_COMMENT_*) to every
  * profile this sampler builds. */
 void sampler_add_comment(const char *key, const char *value);

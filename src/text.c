@@ -74,6 +74,29 @@ text_print_count(FILE *fp, const char *title, const char *value)
 	fprintf(fp, "%-10s%s\n", title, text_numeric(buf, sizeof buf, value));
 }
 
+/* "Capture:  GET /users/:id, status 200": what Rperf.capture_end said of
+ * a request's or job's own profile. */
+static void
+text_capture_line(const struct profile *p, FILE *fp)
+{
+	static const char *const keys[] = { "kind", "status", "queue", "pid" };
+	const char *name = profile_comment_value(p, PROFILE_COMMENT_CAPTURE "name");
+	char key[64];
+	size_t i;
+
+	if (name == NULL)
+		return;
+	fprintf(fp, "%-10s%s", "Capture:", name);
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const char *v;
+
+		snprintf(key, sizeof key, "%s%s", PROFILE_COMMENT_CAPTURE, keys[i]);
+		if ((v = profile_comment_value(p, key)) != NULL)
+			fprintf(fp, ", %s %s", keys[i], v);
+	}
+	fputc('\n', fp);
+}
+
 /* Print the header lines. */
 static void
 text_print_header(const struct profile *p, FILE *fp, size_t vi,
@@ -108,6 +131,7 @@ text_print_header(const struct profile *p, FILE *fp, size_t vi,
 		fprintf(fp, "%-10s%s\n", "Command:", clean);
 		free(clean);
 	}
+	text_capture_line(p, fp);
 	fprintf(fp, "%-10s%s", "Mode:", mode ? mode : type);
 	if (freq != NULL)
 		fprintf(fp, ", %s Hz", text_numeric(buf, sizeof buf, freq));
@@ -442,6 +466,160 @@ text_threads_table(const struct profile *p, FILE *fp, size_t vi,
 	free(t);
 }
 
+/* One (label key, value) of the labels table and what it got. */
+struct text_label {
+	str_id key;
+	str_id str;		/* 0: numeric */
+	int64_t num;
+	int64_t value;
+};
+
+/* Keys the other tables show already, or that name no group. */
+static int
+text_label_skipped(const char *key)
+{
+	size_t i;
+
+	if (strcmp(key, "thread") == 0 || strcmp(key, "thread_name") == 0 ||
+	    strcmp(key, "timestamp") == 0)
+		return 1;
+	for (i = 0; i < PROFILE_NSTATES; i++) {
+		if (strcmp(profile_states[i].key, key) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* By key name, then value (strings before numbers). */
+static int
+text_cmp_label_key(const struct profile *p, const struct text_label *a,
+    const struct text_label *b)
+{
+	int c = strcmp(profile_str(p, a->key), profile_str(p, b->key));
+
+	if (c != 0)
+		return c;
+	if ((a->str == 0) != (b->str == 0))
+		return a->str == 0 ? 1 : -1;
+	if (a->str != 0)
+		return strcmp(profile_str(p, a->str), profile_str(p, b->str));
+	return a->num < b->num ? -1 : a->num > b->num;
+}
+
+static const struct profile *text_label_profile;	/* for qsort */
+
+static int
+text_cmp_label(const void *a, const void *b)
+{
+	return text_cmp_label_key(text_label_profile, a, b);
+}
+
+/* By key name, then value, descending. */
+static int
+text_cmp_label_value(const void *a, const void *b)
+{
+	const struct text_label *x = a, *y = b;
+	int c = strcmp(profile_str(text_label_profile, x->key),
+	    profile_str(text_label_profile, y->key));
+
+	if (c != 0)
+		return c;
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return text_cmp_label_key(text_label_profile, x, y);
+}
+
+/*
+ * The labels table, when samples carry labels of their own (Rperf.label,
+ * the servers' endpoint and job, pid, an allocation's class): per key,
+ * its top TOP values by value, and what had no such label.
+ */
+static void
+text_labels_table(const struct profile *p, FILE *fp, size_t vi, size_t top,
+    const struct numfmt_unit *u, int64_t total)
+{
+	struct text_label *t = NULL;
+	size_t i, j, k, n = 0, cap = 0, kw = strlen("Label"), lw = strlen("(unset)"), vw;
+	char buf[64], pct[32], head[64], num[32];
+
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		const struct profile_label *l = profile_sample_labels(p, s);
+
+		for (j = 0; j < s->nlabel; j++) {
+			if (text_label_skipped(profile_str(p, l[j].key)))
+				continue;
+			xgrow((void **)&t, &cap, n + 1, sizeof *t);
+			t[n].key = l[j].key;
+			t[n].str = l[j].str;
+			t[n].num = l[j].num;
+			t[n].value = profile_sample_values(p, s)[vi];
+			n++;
+		}
+	}
+	if (n == 0)
+		return;
+	text_label_profile = p;
+	qsort(t, n, sizeof *t, text_cmp_label);
+	for (i = 0, k = 0; i < n; i = j) {
+		t[k] = t[i];
+		for (j = i + 1; j < n && text_cmp_label(&t[i], &t[j]) == 0; j++)
+			t[k].value = profile_add_sat(t[k].value, t[j].value);
+		k++;
+	}
+	n = k;
+	qsort(t, n, sizeof *t, text_cmp_label_value);
+
+	text_value_head(head, sizeof head, u);
+	vw = strlen(head);
+	for (i = 0; i < n; i++) {
+		const char *v = t[i].str ? profile_str(p, t[i].str) : NULL;
+
+		if (strlen(profile_str(p, t[i].key)) > kw)
+			kw = strlen(profile_str(p, t[i].key));
+		if (v == NULL) {
+			snprintf(num, sizeof num, "%" PRId64, t[i].num);
+			v = num;
+		}
+		if (strlen(v) > lw)
+			lw = strlen(v);
+		numfmt_value(buf, sizeof buf, u, t[i].value);
+		if (strlen(buf) > vw)
+			vw = strlen(buf);
+	}
+	if (kw > 24)
+		kw = 24;
+	if (lw > TEXT_NAME_WIDTH)
+		lw = TEXT_NAME_WIDTH;
+	fprintf(fp, "\nLabels:\n");
+	fprintf(fp, "  %-*s  %-*s  %*s  %6s\n", (int)kw, "Label", (int)lw, "Value",
+	    (int)vw, head, "%");
+	for (i = 0; i < n; i = j) {
+		int64_t keyed = 0;
+		size_t shown = 0;
+
+		for (j = i; j < n && t[j].key == t[i].key; j++) {
+			keyed = profile_add_sat(keyed, t[j].value);
+			if (shown++ >= top)
+				continue;
+			if (t[j].str == 0)
+				snprintf(num, sizeof num, "%" PRId64, t[j].num);
+			fprintf(fp, "  %-*s  %-*.*s  %*s  %6s\n", (int)kw,
+			    j == i ? profile_str(p, t[j].key) : "", (int)lw, (int)lw,
+			    t[j].str ? profile_str(p, t[j].str) : num, (int)vw,
+			    numfmt_value(buf, sizeof buf, u, t[j].value),
+			    numfmt_pct(pct, sizeof pct, t[j].value, total));
+		}
+		if (shown > top)
+			fprintf(fp, "  %-*s  (%zu more values)\n", (int)kw, "", shown - top);
+		if (keyed < total)
+			fprintf(fp, "  %-*s  %-*s  %*s  %6s\n", (int)kw, "", (int)lw, "(unset)",
+			    (int)vw, numfmt_value(buf, sizeof buf, u, total - keyed),
+			    numfmt_pct(pct, sizeof pct, total - keyed, total));
+	}
+	free(t);
+}
+
 /* One row of the allocation sites table: a leaf function's four memory
  * values. */
 struct text_site {
@@ -567,6 +745,7 @@ text_write(const struct profile *p, FILE *fp, const struct text_opts *o)
 	text_functions(p, fp, vi, top, o->sort_cum, o->min_pct, &u, total);
 	text_states_table(p, fp, vi, &u, total);
 	text_threads_table(p, fp, vi, top, &u, total);
+	text_labels_table(p, fp, vi, top, &u, total);
 	text_memory_table(p, fp, top);
 out:
 	if (fflush(fp) != 0)

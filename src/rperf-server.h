@@ -1,0 +1,13 @@
+/*
+ * rperf-server.h: the part of the Rperf module for servers and job
+ * workers (captures, live reports, the Ruby helpers' load path).
+ */
+#ifndef RPERF_SERVER_H
+#define RPERF_SERVER_H
+
+#include <ruby.h>
+
+/* Define it under MODULE (Rperf).  Needs the GVL. */
+void rperf_server_define(VALUE module);
+
+#endif
