@@ -177,9 +177,10 @@ module Rperf
         labels = { job: name, queue: queue, job_status: ok ? "ok" : "error" }
         meta = nil
         if log.slow?(seconds)
+          # What rperf report prints of the file ("Capture: ...") and
+          # report --list shows.
           meta = { "kind" => "job", "name" => name, "queue" => queue.to_s,
-                   "status" => ok ? "ok" : "error",
-                   "duration_ms" => format("%.1f", seconds * 1000), "pid" => Process.pid.to_s }
+                   "status" => ok ? "ok" : "error", "pid" => Process.pid.to_s }
         end
         log.finish(token, labels, seconds, meta)
       end

@@ -72,7 +72,11 @@ module Rperf
     def call(env)
       # The viewer's own requests are requests too: its cost shows as
       # "GET /rperf".
-      app = @viewer&.match?(env) ? @viewer : @app
+      app = @app
+      if @viewer
+        @viewer.start_windows
+        app = @viewer if @viewer.match?(env)
+      end
       return app.call(env) unless @enabled
 
       token = Rperf.capture_begin
@@ -128,8 +132,7 @@ module Rperf
       status_class = (STATUS_CLASS[status / 100] if status >= 100) || "other"
       meta = nil
       if @log.slow?(seconds)
-        meta = { "kind" => "request", "name" => name, "status" => status.to_s,
-                 "duration_ms" => format("%.1f", seconds * 1000), "pid" => Process.pid.to_s }
+        meta = { "kind" => "request", "name" => name, "status" => status.to_s, "pid" => Process.pid.to_s }
       end
       @log.finish(token, { endpoint: name, status: status_class }, seconds, meta, env["rack.errors"])
     end
@@ -154,6 +157,21 @@ module Rperf
         require "uri"
         @path = path
         @authorize = authorize
+        @windows_pid = nil
+      end
+
+      # rperf keeps a copy of the profile each minute, for "the last N
+      # minutes", from the first Rperf.report(last:) of a process on.  Ask
+      # for one at the first request of each process (a preforking
+      # server's workers are processes of their own), so that the windows
+      # are there by the time someone looks.
+      def start_windows
+        return if @windows_pid == Process.pid
+
+        @windows_pid = Process.pid
+        Rperf.report(format: "text", last: 60, top: 1) if Rperf.respond_to?(:report)
+      rescue StandardError
+        nil
       end
 
       def match?(env)

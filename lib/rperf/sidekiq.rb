@@ -44,7 +44,7 @@ module Rperf
     # ones as keywords: both are taken.
     def initialize(options = nil, **keywords)
       options = (options || {}).transform_keys(&:to_sym).merge(keywords)
-      @log = Sidekiq.log_for(options)
+      @log = self.class.log_for(options)
       @enabled = SlowLog.captures?
     end
 
