@@ -206,7 +206,7 @@ module Rperf
 
         case view
         when "svg"
-          return [200, headers("image/svg+xml"), [Rperf.report(format: "svg", title: title, **opts).to_s]]
+          return [200, headers("image/svg+xml"), [Rperf.report(format: "svg", **opts).to_s]]
         when "pprof"
           return [200, headers("application/octet-stream",
                                "content-disposition" => "attachment; filename=\"rperf-#{Process.pid}.pb.gz\""),
@@ -249,7 +249,7 @@ module Rperf
         out << "<a href=\"#{link.call('view' => 'pprof')}\">pprof file</a></nav>\n"
         case view
         when "flame"
-          svg = Rperf.report(format: "svg", title: title, **opts).to_s
+          svg = Rperf.report(format: "svg", **opts).to_s
           # Inline: drop the XML prolog, and let the flame graph's own
           # script run under this page's policy.
           svg = svg.sub(/\A<\?xml[^>]*\?>\s*/, "")

@@ -116,17 +116,15 @@ test_expect_success 'rperf report reads a slow request file: that request only' 
 	test_grep "slow_work" one.folded &&
 	test_grep ! "light_work|heavy_work" one.folded &&
 	"$RPERF" report "$f" >one.txt &&
-	test_grep "slow_work" one.txt
+	test_grep "slow_work" one.txt &&
+	test_grep "^Capture: +GET /slow, kind request, status 200, pid [0-9]+$" one.txt
 '
 
 test_expect_success 'rperf report --list lists the slow requests' '
-	if ! "$RPERF" report --help | grep -q -e "--list"; then
-		echo "rperf report has no --list yet"; exit 0
-	fi &&
-	"$RPERF" report --list slow >list &&
-	test_grep "GET /slow" list &&
-	test_grep "slow_work" list &&
-	test $(grep -c "GET /slow" list) -eq 3
+	"$RPERF" report --list slow >list 2>list.err &&
+	cat list &&
+	test_grep "^3 profiles in .slow., slowest first$" list &&
+	test $(grep -c " 200 +GET /slow +.*slow_work" list) -eq 3
 '
 
 test_expect_success 'rperf snapshot of the running server has the labels so far' '
