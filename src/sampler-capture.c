@@ -14,8 +14,16 @@
  * end is cheap when nothing is written: no round trip to the worker,
  * only the samples taken since the capture began are looked at.
  *
- * Windows: with windows on, the worker copies every stack entry's weight
- * and count once a minute (a ring of SAMPLER_WINDOW_SLOTS), so that a
+ * A capture holds what its thread's samples billed while it was open.  A
+ * sample bills the thread's time since its previous one, and a tick
+ * reaches a thread through the postponed-job flag, which Ruby sets on the
+ * thread that ran last: a thread that has just taken the GVL may run for
+ * a while before a job reaches it (seen at a thread's first run, up to
+ * tens of ms), and that time is billed by its next sample, so a short
+ * capture can see some of its time go to the thread's next one.
+ *
+ * Windows: with windows on, every stack entry's weight and count is
+ * copied once a minute (by the control job, after folding the buffers) (a ring of SAMPLER_WINDOW_SLOTS), so that a
  * profile of about the last N minutes is the difference between now and
  * the copy closest to N minutes ago.  With --no-aggregate the samples'
  * own times say which are in the window.
@@ -32,8 +40,9 @@
 /* The most captures open at once (threads serving requests, nested). */
 #define SAMPLER_CAPTURES_MAX	4096
 
-/* Windows: a copy of the tables this often, this many kept. */
-#define SAMPLER_WINDOW_STEP_NS	(60 * 1000000000LL)
+/* Windows: a copy of the tables this often by default (seconds;
+ * RPERF_WINDOW_STEP says otherwise, from 1 to 3600). */
+#define SAMPLER_WINDOW_STEP	60
 
 /* The capture with id ID (table_mutex held), or NULL. */
 static struct sampler_capture *
@@ -440,27 +449,35 @@ sampler_captures_release(void)
 void
 sampler_window_enable(void)
 {
+	const char *env = getenv("RPERF_WINDOW_STEP");
+	long step = SAMPLER_WINDOW_STEP;
+	char *end;
+
 	if (!sampler_running() || atomic_load(&sampler.window_on))
 		return;
+	if (env != NULL && *env != '\0') {
+		step = strtol(env, &end, 10);
+		if (*end != '\0' || step < 1 || step > 3600)
+			step = SAMPLER_WINDOW_STEP;
+	}
+	sampler.window_step = step * 1000000000LL;
 	pthread_mutex_lock(&sampler.worker_mutex);
 	atomic_store(&sampler.window_on, 1);
 	pthread_cond_broadcast(&sampler.worker_cond);
 	pthread_mutex_unlock(&sampler.worker_mutex);
 }
 
-/* The next window copy is due then (the worker). */
+/* The next window copy is due then (read by the worker). */
 int64_t
 sampler_window_due(void)
 {
 	if (!atomic_load(&sampler.window_on) || !sampler.cfg.aggregate)
 		return INT64_MAX;
-	if (sampler.nwindow == 0)
-		return 0;
-	return sampler.window_last + SAMPLER_WINDOW_STEP_NS;
+	return sampler.window_last + sampler.window_step;
 }
 
-/* Copy every entry's weight and count into the oldest slot (the worker,
- * worker_mutex not held). */
+/* Copy every entry's weight and count into the oldest slot (the control
+ * job, every sample folded). */
 void
 sampler_window_copy(int64_t now)
 {
@@ -482,7 +499,6 @@ sampler_window_copy(int64_t now)
 	w->n = sampler.stacks.count;
 	w->mono = now;
 	w->real = sampler_real_ns();
-	sampler.window_last = now;
 	pthread_mutex_unlock(&sampler.table_mutex);
 }
 

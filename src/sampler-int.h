@@ -281,6 +281,7 @@ struct sampler {
 	atomic_int pending_arm;		/* for the control job */
 	atomic_int pending_disarm;
 	atomic_int pending_snapshot;
+	atomic_int pending_window;	/* a window copy is due */
 	struct sigaction old_control_action;
 	int control_set;
 	int64_t sent_real_ns;		/* CLOCK_REALTIME of the last interval's end */
@@ -333,7 +334,7 @@ struct sampler {
 	atomic_int window_on;
 	struct sampler_window_slot window[SAMPLER_WINDOW_SLOTS];
 	size_t nwindow, window_next;
-	int64_t window_last;
+	int64_t window_last, window_step;
 
 	/* threads */
 	struct sampler_thread *threads;
@@ -492,7 +493,8 @@ void sampler_capture_fold(int id, uint32_t stack, int64_t weight, size_t raw);
 void sampler_captures_cleared(void);
 void sampler_captures_thread_gone(int seq);
 void sampler_captures_release(void);
-/* When the worker copies the tables for windows next; the copy. */
+/* When a copy of the tables for windows is due next (the worker asks
+ * the control job for it); the copy (with the GVL, all folded). */
 int64_t sampler_window_due(void);
 void sampler_window_copy(int64_t now);
 

@@ -252,9 +252,10 @@ sampler_worker_main(void *arg)
 			disarm_at = 0;
 		}
 		if (now >= sampler_window_due()) {
-			pthread_mutex_unlock(&sampler.worker_mutex);
-			sampler_window_copy(now);
-			pthread_mutex_lock(&sampler.worker_mutex);
+			/* Copied by the control job, once every sample is folded. */
+			sampler.window_last = now;
+			atomic_store(&sampler.pending_window, 1);
+			rb_postponed_job_trigger(sampler.control_job);
 		}
 		if (sampler.cfg.interval_ns > 0 && now >= next_interval) {
 			rb_postponed_job_trigger(sampler.interval_job);

@@ -319,7 +319,8 @@ sampler_set_label_set(int id)
 }
 
 /* The control job (with the GVL): arm or disarm on --delay/--duration,
- * and take the snapshot the control signal asked for. */
+ * copy the tables for windows, and take the snapshot the control signal
+ * asked for. */
 static void
 sampler_control_job(void *arg)
 {
@@ -331,6 +332,15 @@ sampler_control_job(void *arg)
 		sampler_arm(1);
 	if (atomic_exchange(&sampler.pending_disarm, 0) && atomic_load(&sampler.armed))
 		sampler_disarm_here();
+	if (atomic_exchange(&sampler.pending_window, 0) && !atomic_load(&sampler.building)) {
+		atomic_store(&sampler.building, 1);
+		sampler_wait_worker();
+		pthread_mutex_lock(&sampler.worker_mutex);
+		sampler_drain();
+		pthread_mutex_unlock(&sampler.worker_mutex);
+		sampler_window_copy(util_mono_ns());
+		atomic_store(&sampler.building, 0);
+	}
 	if (atomic_exchange(&sampler.pending_snapshot, 0) && sampler.cfg.snapshot_fn != NULL &&
 	    !atomic_load(&sampler.building)) {
 		p = sampler_snapshot(0, NULL);
