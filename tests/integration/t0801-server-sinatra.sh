@@ -3,6 +3,7 @@
 # its dependencies) on WEBrick: the endpoint label is Sinatra's route
 # pattern ("GET /users/:id", "GET /posts/:slug"), put on all the samples of
 # a request although Sinatra knows the route only once it has routed.
+# (The cost check is loose: Sinatra's own work per request is in both.)
 . "$TEST_SRCDIR/test-lib.sh"
 . "$TEST_SRCDIR/real-lib.sh"
 
@@ -43,7 +44,7 @@ test_expect_success 'endpoints are Sinatra routes, with the cost of each' '
 	test_grep "App#post_work" posts.folded &&
 	users=$(folded_sum users.folded) && posts=$(folded_sum posts.folded) &&
 	echo "users $users posts $posts" &&
-	within_pct "$posts" $((2 * users)) 8
+	within_pct "$posts" $((2 * users)) 15
 '
 
 test_expect_success 'no endpoint label names a raw path; halt and 404 are labelled' '

@@ -58,16 +58,19 @@ test_expect_success 'mounting the viewer without authorize: is refused' '
 	test_grep "viewer: \"/rperf\" needs authorize:" err
 '
 
+# The server runs across the tests below (a test body is a subshell).
+LABEL_HEADER=X-Endpoint VIEWER_TOKEN=s3cret PORT=$port READY=$TRASH/ready "$RPERF" record -o v.pb.gz -- $inc \
+	"$FIXTURES/servers/rack_app.rb" >server.out 2>&1 &
+server_pid=$!
+
 test_expect_success 'the server runs with the viewer mounted' '
-	VIEWER_TOKEN=s3cret PORT=$port READY=$TRASH/ready "$RPERF" record -o v.pb.gz -- $inc \
-		"$FIXTURES/servers/rack_app.rb" >server.out 2>&1 &
-	server_pid=$!
 	wait_for "test -s ready" 300 || { cat server.out; false; } &&
 	for i in 1 2 3 4 5 6; do
 		curl -sf -o /dev/null "http://127.0.0.1:$port/light/$i" &&
 		curl -sf -o /dev/null "http://127.0.0.1:$port/heavy/$i" || exit 1
 	done &&
-	curl -s -o /dev/null "http://127.0.0.1:$port/x/%3Cscript%3Ealert(1)%3C%2Fscript%3E"
+	curl -sf -o /dev/null -H "X-Endpoint: GET /x/<script>alert(1)</script>" \
+		"http://127.0.0.1:$port/light/99"
 '
 
 test_expect_success 'no token, a wrong one, or a POST: no profile' '
@@ -75,14 +78,14 @@ test_expect_success 'no token, a wrong one, or a POST: no profile' '
 	test_grep ! "light_work|svg" body &&
 	test "$(curl -s -o body -w "%{http_code}" -H "X-Rperf-Token: guess" "$url?view=svg")" = 403 &&
 	test_grep ! "light_work|svg" body &&
-	test "$(curl -s -o body -w "%{http_code}" -X POST -H "X-Rperf-Token: s3cret" "$url")" = 405
+	test "$(curl -s -o body -w "%{http_code}" -X POST -d "" -H "X-Rperf-Token: s3cret" "$url")" = 405
 '
 
 test_expect_success 'the page: live flame graph of every endpoint, escaped labels' '
 	curl -s -D headers -o page.html -H "X-Rperf-Token: s3cret" "$url?minutes=5" &&
 	test_grep "^HTTP/1.1 200" headers &&
-	test_grep -i "^content-type: text/html" headers &&
-	test_grep -i "^content-security-policy: default-src .none.; script-src .nonce-" headers &&
+	grep -qi "^content-type: text/html" headers &&
+	grep -qi "^content-security-policy: default-src .none.; script-src .nonce-" headers &&
 	python3 check_page.py page.html >svgtext &&
 	test_grep "heavy_work" page.html &&
 	test_grep "light_work" page.html &&
@@ -95,7 +98,7 @@ test_expect_success 'the page: live flame graph of every endpoint, escaped label
 
 test_expect_success 'the svg view is rperf'"'"'s flame graph and parses as XML' '
 	curl -s -D headers -o flame.svg -H "X-Rperf-Token: s3cret" "$url?view=svg&minutes=all" &&
-	test_grep -i "^content-type: image/svg\+xml" headers &&
+	grep -qi "^content-type: image/svg+xml" headers &&
 	xmllint --noout flame.svg &&
 	test_grep "heavy_work" flame.svg &&
 	test_grep "Reset Zoom" flame.svg
@@ -120,10 +123,13 @@ test_expect_success 'the endpoint filter and the text and folded views' '
 '
 
 test_expect_success 'SIGTERM stops the server and writes the profile' '
-	kill -TERM "$server_pid" && wait "$server_pid" && server_pid= &&
+	kill -TERM "$server_pid" &&
+	wait_for "! kill -0 $server_pid" 300 &&
+	test_grep "server stopped" server.out &&
 	"$RPERF" report --format folded --tagfocus "endpoint=GET /heavy/:id" v.pb.gz >end.folded &&
 	test_grep "heavy_work" end.folded
 '
 
+server_pid=
 stop_server
 test_done
