@@ -39,12 +39,17 @@ requests() {
 # The pids the master started, in order.
 started() { sed -n "s/^start //p" events; }
 
-test_expect_success 'the master forks workers; one killed mid-run is replaced' '
-	: >events &&
-	WORKERS=3 EVENTS=$TRASH/events PORT=$port READY=$TRASH/ready \
-		"$RPERF" record -o pf.pb.gz -- $inc "$FIXTURES/servers/prefork_server.rb" \
-		>server.out 2>&1 &
-	master_pid=$!
+# The server runs across the tests below (a test body is a subshell).
+: >events
+WORKERS=3 EVENTS=$TRASH/events PORT=$port READY=$TRASH/ready \
+	"$RPERF" record -o pf.pb.gz -- $inc "$FIXTURES/servers/prefork_server.rb" \
+	>server.out 2>&1 &
+master_pid=$!
+
+# Kill one worker with SIGTERM (it exits as a worker told to stop does and
+# writes its profile), another with SIGKILL (its samples are lost with it);
+# the master replaces both.
+test_expect_success 'the master forks workers; the ones killed mid-run are replaced' '
 	wait_for "test -s ready" 300 || { cat server.out; false; } &&
 	requests 24 >pids.1 &&
 	victim=$(started | head -n 1) &&
@@ -56,14 +61,17 @@ test_expect_success 'the master forks workers; one killed mid-run is replaced' '
 	wait_for "grep -q \"^exit $victim2 \" events" 100 &&
 	wait_for "test \$(started | wc -l) -eq 5" 100 &&
 	requests 24 >pids.2 &&
-	kill -TERM "$master_pid" && wait "$master_pid" && master_pid= &&
+	kill -TERM "$master_pid" &&
+	wait_for "! kill -0 $master_pid" 300 &&
 	test_grep "master stopped" server.out &&
-	cat events
+	test_grep "wrote .pf.pb.gz" server.out &&
+	cat events server.out
 '
 
 test_expect_success 'every worker that exited is in the merged profile, with its pid' '
 	"$RPERF" report --format folded pf.pb.gz >all.folded &&
 	test_grep "boot_work" all.folded &&
+	victim2=$(started | sed -n 2p) &&
 	for p in $(started); do
 		test "$p" = "$victim2" && continue
 		"$RPERF" report --format folded --tagfocus "pid=$p" pf.pb.gz >pid.folded &&
@@ -72,6 +80,7 @@ test_expect_success 'every worker that exited is in the merged profile, with its
 '
 
 test_expect_success 'the pids that answered requests have their requests labelled' '
+	victim2=$(started | sed -n 2p) &&
 	sort -u pids.1 pids.2 >answered &&
 	test $(wc -l <answered) -ge 2 &&
 	while read -r p; do
@@ -82,10 +91,18 @@ test_expect_success 'the pids that answered requests have their requests labelle
 	done <answered
 '
 
-test_expect_success 'the master itself has no request samples' '
-	"$RPERF" report --format folded --tagfocus "pid=$(head -n 1 ready)" pf.pb.gz >master.folded || true
-	test_grep ! "request_work" master.folded
+test_expect_success 'the samples of no worker are the master'"'"'s: boot, no requests' '
+	args= &&
+	for p in $(started); do args="$args --tagignore pid=$p"; done &&
+	"$RPERF" report --format folded $args pf.pb.gz >master.folded &&
+	test -s master.folded &&
+	test_grep "Kernel#require" master.folded &&
+	test_grep ! "request_work|boot_work" master.folded &&
+	"$RPERF" report pf.pb.gz | sed -n "/^Labels:/,\$p" >labels &&
+	cat labels &&
+	test $(grep -c -E "^ +(pid +)?[0-9]+ " labels) -ge 4
 '
 
+master_pid=
 stop_server
 test_done

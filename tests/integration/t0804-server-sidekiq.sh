@@ -36,7 +36,7 @@ RUBY
 
 test_expect_success 'sidekiq runs the jobs with Rperf::Sidekiq installed' '
 	cp "$FIXTURES/servers/sidekiq_jobs.rb" jobs.rb &&
-	"$RUBY" $inc enqueue.rb &&
+	"$RUBY" $inc enqueue.rb || exit 1
 	"$RPERF" record -o sk.pb.gz -- $inc "$bin/sidekiq" -r ./jobs.rb -c 2 -q default -q bulk \
 		>sk.out 2>&1 &
 	sidekiq_pid=$!
