@@ -30,14 +30,14 @@ cat >enqueue.rb <<'RUBY'
 require "./jobs"
 8.times { |i| LightJob.perform_async(i) }
 8.times { |i| HeavyJob.perform_async(i) }
-SlowJob.perform_async(0.5)
+SlowJob.perform_async(0.8)
 FailJob.perform_async
 RUBY
 
 test_expect_success 'sidekiq runs the jobs with Rperf::Sidekiq installed' '
 	cp "$FIXTURES/servers/sidekiq_jobs.rb" jobs.rb &&
 	"$RUBY" $inc enqueue.rb || exit 1
-	"$RPERF" record -o sk.pb.gz -- $inc "$bin/sidekiq" -r ./jobs.rb -c 2 -q default -q bulk \
+	SLOW=0.5 "$RPERF" record -o sk.pb.gz -- $inc "$bin/sidekiq" -r ./jobs.rb -c 1 -q default -q bulk \
 		>sk.out 2>&1 &
 	sidekiq_pid=$!
 	wait_for "test \$(wc -l <done.txt) -eq 18" 600 || { cat sk.out; false; } &&
@@ -46,6 +46,11 @@ test_expect_success 'sidekiq runs the jobs with Rperf::Sidekiq installed' '
 	test_grep "wrote .*sk.pb.gz" sk.out
 '
 
+# The heavy:light ratio of the labels against the same ratio by the jobs'
+# own thread clocks, within 4%; and roughly 1:4 (on a busy machine the
+# clocks themselves stray from it).  (What a job does besides
+# its work, appending to done.txt, is in its label, not in its clock:
+# UNIT is large enough for that to stay under 2%.)
 test_expect_success 'job labels: the shares follow the jobs cost (1:4)' '
 	"$RPERF" report --format folded --tagfocus job=LightJob sk.pb.gz >light.folded &&
 	"$RPERF" report --format folded --tagfocus job=HeavyJob sk.pb.gz >heavy.folded &&
@@ -53,8 +58,13 @@ test_expect_success 'job labels: the shares follow the jobs cost (1:4)' '
 	test_grep ! "HeavyJob" light.folded &&
 	test_grep "HeavyJob#heavy_work" heavy.folded &&
 	light=$(folded_sum light.folded) && heavy=$(folded_sum heavy.folded) &&
-	echo "light $light heavy $heavy" &&
-	within_pct "$heavy" $((4 * light)) 6
+	lc=$(awk "\$1 == \"light\" { s += \$2 } END { print s * 1e9 }" done.txt) &&
+	hc=$(awk "\$1 == \"heavy\" { s += \$2 } END { print s * 1e9 }" done.txt) &&
+	r=$(awk "BEGIN { print $heavy / $light }") &&
+	rc=$(awk "BEGIN { print $hc / $lc }") &&
+	echo "labels: light $light heavy $heavy ratio $r; clocks: light $lc heavy $hc ratio $rc" &&
+	within_pct "$r" "$rc" 4 &&
+	within_pct "$r" 4 25
 '
 
 test_expect_success 'queue and status labels' '
