@@ -32,8 +32,11 @@ test_expect_success 'job labels: the shares follow the jobs cost (1:4)' '
 	test_grep ! "heavy_work" light.folded &&
 	test_grep "HeavyJob#heavy_work" heavy.folded &&
 	light=$(folded_sum light.folded) && heavy=$(folded_sum heavy.folded) &&
-	echo "light $light heavy $heavy" &&
-	within_pct "$heavy" $((4 * light)) 6
+	r=$(awk "BEGIN { print $heavy / $light }") &&
+	rc=$(awk "/^cpu light/ { print \$5 / \$3 }" out) &&
+	echo "labels: light $light heavy $heavy ratio $r; clock ratio $rc" &&
+	within_pct "$r" "$rc" 4 &&
+	within_pct "$r" 4 25
 '
 
 test_expect_success 'queue and status labels' '
