@@ -2,6 +2,7 @@
 # little JSON-like answer (a few hundred microseconds of Ruby, as a small
 # real endpoint would take); under rperf, Rperf::Rack labels each request.
 #   PORT (required), READY: file written once listening
+#   NO_MIDDLEWARE  under rperf too, leave Rperf::Rack out
 require "rack"
 require "rack/handler/webrick"
 require "webrick"
@@ -19,7 +20,7 @@ app = lambda do |env|
 end
 
 builder = Rack::Builder.new
-builder.use Rperf::Rack if defined?(Rperf)
+builder.use Rperf::Rack if defined?(Rperf) && !ENV["NO_MIDDLEWARE"]
 builder.run app
 ready = ENV["READY"]
 trap("TERM") { Rack::Handler::WEBrick.shutdown }

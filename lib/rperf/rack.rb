@@ -31,6 +31,9 @@ module Rperf
     ID_SEGMENT = %r{(?<=/)(?:\d+|\h{8}-\h{4}-\h{4}-\h{4}-\h{12}|\h{16,})(?=/|\z|\.[A-Za-z][A-Za-z0-9]*(?:/|\z))}.freeze
     RAILS_FORMAT = "(.:format)"
     MINUTES = [1, 5, 15].freeze
+    # The most raw paths and label sets remembered (what a request costs
+    # is then two Hash lookups, not a gsub and two new Hashes).
+    CACHE_MAX = 4096
     VIEWS = %w[flame text folded].freeze
 
     # OPTIONS:
@@ -51,6 +54,10 @@ module Rperf
       @log = SlowLog.new("Rperf::Rack", slow: slow, dir: dir, keep: keep)
       @max_endpoints = max_endpoints
       @paths = {}
+      @by_path = {} # "GET" => { raw PATH_INFO => endpoint }
+      @by_path_size = 0
+      @label_sets = {} # endpoint => { status class => frozen labels }
+      @label_sets_size = 0
       @viewer = nil
       if viewer
         path = viewer.to_s.chomp("/")
@@ -134,11 +141,41 @@ module Rperf
       if @log.slow?(seconds)
         meta = { "kind" => "request", "name" => name, "status" => status.to_s, "pid" => Process.pid.to_s }
       end
-      @log.finish(token, { endpoint: name, status: status_class }, seconds, meta, env["rack.errors"])
+      @log.finish(token, label_set(name, status_class), seconds, meta, env["rack.errors"])
+    end
+
+    def label_set(name, status_class)
+      by_status = @label_sets[name]
+      set = by_status && by_status[status_class]
+      return set if set
+
+      set = { endpoint: name, status: status_class }.freeze
+      if @label_sets_size < CACHE_MAX
+        @label_sets_size += 1
+        (@label_sets[name] ||= {})[status_class] = set
+      end
+      set
     end
 
     # METHOD and the path with its ids replaced, e.g. "GET /users/:id".
     def path_endpoint(env)
+      method = env["REQUEST_METHOD"]
+      raw = env["PATH_INFO"]
+      mounted = !env["SCRIPT_NAME"].to_s.empty?
+      unless mounted
+        known = @by_path[method]
+        name = known && known[raw]
+        return name if name
+      end
+      name = new_path_endpoint(env)
+      if !mounted && @by_path_size < CACHE_MAX && raw.is_a?(String)
+        @by_path_size += 1
+        (@by_path[method] ||= {})[raw.frozen? ? raw : raw.dup.freeze] = name
+      end
+      name
+    end
+
+    def new_path_endpoint(env)
       path = "#{env['SCRIPT_NAME']}#{env['PATH_INFO']}"
       path = "/" if path.empty?
       path = path.gsub(ID_SEGMENT, ":id") if path.match?(/\d/)
