@@ -13,26 +13,15 @@ inc=$(real_ruby_libs ruby-rack ruby-webrick) ||
 port=$(free_port)
 server_pid=
 stop_server() {
-	[ -n "$server_pid" ] && kill -KILL "$server_pid" 2>/dev/null
-	server_pid=
+	kill_ours "$server_pid" rack_app
 }
 trap stop_server EXIT
 url=http://127.0.0.1:$port
 
-# Start the fixture under rperf record (extra record options in $@).
-start_server() {
-	rm -f ready
-	PORT=$port READY=$TRASH/ready "$RPERF" record "$@" -- $inc \
-		"$FIXTURES/servers/rack_app.rb" >server.out 2>&1 &
-	server_pid=$!
-	wait_for "test -s ready" 300 || { cat server.out; return 1; }
-}
-# Stop it as an operator would, and wait for the profile.
+# Stop the server as an operator would, and wait for the profile.
 stop_server_term() {
-	kill -TERM "$server_pid" && wait "$server_pid"
-	rc=$?
-	server_pid=
-	return $rc
+	kill -TERM "$server_pid" &&
+	wait_for "! kill -0 $server_pid" 300
 }
 get() {
 	curl -s -o /dev/null -w '%{http_code}\n' "$url$1"
@@ -44,10 +33,16 @@ tag_total() {
 	folded_sum "${3:-tag.folded}"
 }
 
+# The server runs across the tests below (a test body is a subshell).
+mkdir slow
+: >slow/notes.txt
+: >slow/other.pb.gz
+SLOW=0.4 SLOW_DIR=$TRASH/slow KEEP=3 PORT=$port READY=$TRASH/ready \
+	"$RPERF" record -o srv.pb.gz -- $inc "$FIXTURES/servers/rack_app.rb" >server.out 2>&1 &
+server_pid=$!
+
 test_expect_success 'a WEBrick app under rperf record: requests get their labels' '
-	mkdir slow &&
-	: >slow/notes.txt && : >slow/other.pb.gz &&
-	SLOW=0.4 SLOW_DIR=$TRASH/slow KEEP=3 start_server -o srv.pb.gz &&
+	wait_for "test -s ready" 300 || { cat server.out; false; } &&
 	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
 		get /light/$i && get /heavy/$((i * 1000))
 	done >codes &&

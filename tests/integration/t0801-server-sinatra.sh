@@ -14,16 +14,17 @@ inc=$(real_ruby_libs ruby-rack ruby-webrick ruby-sinatra ruby-mustermann \
 port=$(free_port)
 server_pid=
 stop_server() {
-	[ -n "$server_pid" ] && kill -KILL "$server_pid" 2>/dev/null
-	server_pid=
+	kill_ours "$server_pid" sinatra_app
 }
 trap stop_server EXIT
 url=http://127.0.0.1:$port
 
+# The server runs across the tests below (a test body is a subshell).
+PORT=$port READY=$TRASH/ready "$RPERF" record -o sin.pb.gz -- $inc \
+	"$FIXTURES/servers/sinatra_app.rb" >server.out 2>&1 &
+server_pid=$!
+
 test_expect_success 'a Sinatra app serves its routes under rperf record' '
-	PORT=$port READY=$TRASH/ready "$RPERF" record -o sin.pb.gz -- $inc \
-		"$FIXTURES/servers/sinatra_app.rb" >server.out 2>&1 &
-	server_pid=$!
 	wait_for "test -s ready" 300 || { cat server.out; false; } &&
 	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
 		curl -s "$url/users/$i$i" && curl -s "$url/posts/post-number-$i"
@@ -32,7 +33,8 @@ test_expect_success 'a Sinatra app serves its routes under rperf record' '
 	test_grep "^post post-number-12$" bodies &&
 	test "$(curl -s -o /dev/null -w "%{http_code}" "$url/boom")" = 503 &&
 	test "$(curl -s -o /dev/null -w "%{http_code}" "$url/no/such/7")" = 404 &&
-	kill -TERM "$server_pid" && wait "$server_pid" && server_pid= &&
+	kill -TERM "$server_pid" &&
+	wait_for "! kill -0 $server_pid" 300 &&
 	test_grep "server stopped" server.out
 '
 

@@ -14,8 +14,7 @@ inc=$(real_ruby_libs ruby-rack ruby-webrick) ||
 port=$(free_port)
 server_pid=
 stop_server() {
-	[ -n "$server_pid" ] && kill -KILL "$server_pid" 2>/dev/null
-	server_pid=
+	kill_ours "$server_pid" rack_app
 }
 trap stop_server EXIT
 url=http://127.0.0.1:$port/rperf
@@ -130,6 +129,5 @@ test_expect_success 'SIGTERM stops the server and writes the profile' '
 	test_grep "heavy_work" end.folded
 '
 
-server_pid=
 stop_server
 test_done

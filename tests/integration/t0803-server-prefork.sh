@@ -14,11 +14,10 @@ inc=$(real_ruby_libs ruby-rack) ||
 port=$(free_port)
 master_pid=
 stop_server() {
-	[ -n "$master_pid" ] && kill -KILL "$master_pid" 2>/dev/null
+	kill_ours "$master_pid" prefork_server
 	for p in $(sed -n "s/^start //p" events 2>/dev/null); do
-		kill -KILL "$p" 2>/dev/null
+		kill_ours "$p" prefork_server
 	done
-	master_pid=
 }
 trap stop_server EXIT
 url=http://127.0.0.1:$port
@@ -103,6 +102,5 @@ test_expect_success 'the samples of no worker are the master'"'"'s: boot, no req
 	test $(grep -c -E "^ +(pid +)?[0-9]+ " labels) -ge 4
 '
 
-master_pid=
 stop_server
 test_done
