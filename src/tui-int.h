@@ -81,6 +81,15 @@ struct tui {
 	char *desc;		/* every filter in force, "" for none */
 	int64_t total;		/* after every filter */
 	struct report_tree *tree;	/* the call tree, sorted by value */
+	struct report_tree *whole;	/* the tree without the keys' filters,
+					 * kept: u back to it costs nothing */
+	/* Functions by name: BYNAME lists the ids in name order, CANON[id]
+	 * is the first id of the same name.  USES[OFF[c]..OFF[c+1]) are the
+	 * samples with a function of canonical id C, so a function's callers
+	 * read only its own samples. */
+	uint32_t *byname, *canon;
+	size_t *off;
+	uint32_t *uses;
 	int sort_cum;
 	struct tui_view views[TUI_MAX_VIEWS];
 	int nviews;		/* views[nviews - 1] is on screen */
@@ -133,6 +142,19 @@ const char *tui_selected_name(const struct tui *t, const struct tui_view *v,
  * metacharacters escaped), or for a VM state its KEY=VALUE with *KIND
  * changed to the tag rule; owned by the caller. */
 char *tui_rule_arg(const char *name, enum report_rule_kind *kind);
+
+/* --- tui-tree.c --- */
+
+/* Functions by name, once (BYNAME, CANON); the samples each is on, after
+ * each filter change (OFF, USES). */
+void tui_index_names(struct tui *t);
+void tui_index_uses(struct tui *t);
+/* The call tree of the samples kept, sorted by value; NULL when it is
+ * too large. */
+struct report_tree *tui_build_tree(struct tui *t);
+/* V's outline: the call tree (SUBJECT NULL) or SUBJECT's callers. */
+int tui_fill_outline(struct tui *t, struct tui_view *v, const char *subject,
+    char *err, size_t errlen);
 
 /* --- tui-source.c --- */
 

@@ -29,20 +29,7 @@ tui_model_init(struct tui *t, struct profile *p, const struct tui_opts *o)
 	t->desc = xstrdup(o->filters);
 	t->total = profile_total(p, t->vi);
 	t->sort_cum = o->sort_cum;
-}
-
-/* The call tree of the samples kept, or NULL when it is too large. */
-static struct report_tree *
-tui_build_tree(struct tui *t)
-{
-	struct report_tree *tree = report_tree_new();
-
-	if (report_tree_add(tree, t->p, t->vi, 0, 1.0) != 0) {
-		report_tree_free(tree);
-		return NULL;
-	}
-	report_tree_sort(tree, 1);
-	return tree;
+	tui_index_names(t);
 }
 
 void
@@ -55,7 +42,13 @@ tui_model_release(struct tui *t)
 	free(t->rules);
 	free(t->all);
 	free(t->desc);
-	report_tree_free(t->tree);
+	if (t->tree != t->whole)
+		report_tree_free(t->tree);
+	report_tree_free(t->whole);
+	free(t->byname);
+	free(t->canon);
+	free(t->off);
+	free(t->uses);
 }
 
 int
@@ -78,8 +71,12 @@ tui_refilter(struct tui *t, char *err, size_t errlen)
 	report_filter_apply(t->p, &f);
 	t->total = profile_total(t->p, t->vi);
 	/* Built here, once a filter, so that showing it costs nothing. */
-	report_tree_free(t->tree);
-	t->tree = tui_build_tree(t);
+	if (t->tree != t->whole)
+		report_tree_free(t->tree);
+	if (t->nrules == 0 && t->whole == NULL)
+		t->whole = tui_build_tree(t);
+	t->tree = t->nrules == 0 ? t->whole : tui_build_tree(t);
+	tui_index_uses(t);
 	mine = report_filter_describe(&f);
 	free(t->desc);
 	t->desc = xasprintf("%s%s%s", t->o->filters,
@@ -216,38 +213,69 @@ tui_fill_flat(struct tui *t, struct tui_view *v)
 	tui_flat_sort(t, v);
 }
 
+/* A sum by key: samples' values added up per (A, B), sorted by both. */
+struct tui_tally {
+	uint64_t a, b;
+	int64_t w;
+};
+
+static int
+tui_cmp_tally(const void *x, const void *y)
+{
+	const struct tui_tally *p = x, *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	return p->b < q->b ? -1 : p->b > q->b;
+}
+
+/* Sort the N entries of T and merge equal keys; the count left. */
+static size_t
+tui_tally_merge(struct tui_tally *t, size_t n)
+{
+	size_t i, k = 0;
+
+	qsort(t, n, sizeof *t, tui_cmp_tally);
+	for (i = 0; i < n; i++) {
+		if (k > 0 && t[k - 1].a == t[i].a && t[k - 1].b == t[i].b)
+			t[k - 1].w = profile_add_sat(t[k - 1].w, t[i].w);
+		else
+			t[k++] = t[i];
+	}
+	return k;
+}
+
 /* The threads, by value: Enter keeps the one selected (--thread). */
 static void
 tui_fill_threads(struct tui *t, struct tui_view *v)
 {
 	const struct profile *p = t->p;
-	size_t i, k, cap = 0;
+	struct tui_tally *ty = xcalloc(p->nsamples + 1, sizeof *ty);
+	size_t i, n = 0, cap = 0;
 
 	for (i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
 		const struct profile_label *l = profile_sample_label(p, s,
 		    "thread");
-		const char *name = profile_sample_label_str(p, s, "thread_name");
-		int64_t w = profile_sample_values(p, s)[t->vi];
-		char *label, *arg;
+		const struct profile_label *name = profile_sample_label(p, s,
+		    "thread_name");
 
 		if (l == NULL || l->str != 0)
 			continue;
-		label = xasprintf("%" PRId64 "  %s", l->num, name ? name : "");
-		/* A few threads: a linear search is cheapest to read. */
-		for (k = 0; k < v->nitems; k++) {
-			if (strcmp(v->items[k].name, label) == 0)
-				break;
-		}
-		if (k < v->nitems) {
-			v->items[k].cum = profile_add_sat(v->items[k].cum, w);
-			free(label);
-			continue;
-		}
-		arg = xasprintf("%" PRId64, l->num);
-		tui_push(v, &cap, label, w)->arg = arg;
-		v->items[v->nitems - 1].kind = REPORT_THREAD;
+		ty[n].a = (uint64_t)l->num;
+		ty[n].b = name != NULL ? name->str : 0;
+		ty[n++].w = profile_sample_values(p, s)[t->vi];
 	}
+	n = tui_tally_merge(ty, n);
+	for (i = 0; i < n; i++) {
+		struct tui_item *it = tui_push(v, &cap, xasprintf("%" PRId64
+		    "  %s", (int64_t)ty[i].a, profile_str(p, (str_id)ty[i].b)),
+		    ty[i].w);
+
+		it->kind = REPORT_THREAD;
+		it->arg = xasprintf("%" PRId64, (int64_t)ty[i].a);
+	}
+	free(ty);
 	qsort(v->items, v->nitems, sizeof *v->items, tui_cmp_value);
 }
 
@@ -267,6 +295,20 @@ tui_label_skipped(const char *key)
 	return 0;
 }
 
+/* Label rows by key ("key=" ends each key's prefix of ARG), then by
+ * value, largest first. */
+static int
+tui_cmp_label(const void *a, const void *b)
+{
+	const struct tui_item *x = a, *y = b;
+	size_t kx = strcspn(x->arg, "="), ky = strcspn(y->arg, "=");
+	int c = strncmp(x->arg, y->arg, kx < ky ? kx : ky);
+
+	if (c != 0 || kx != ky)
+		return c != 0 ? c : kx < ky ? -1 : 1;
+	return tui_cmp_value(a, b);
+}
+
 /* The VM states, then every other label KEY=VALUE, each key's values
  * by value: Enter keeps the samples with the label (--tagfocus). */
 static void
@@ -274,12 +316,16 @@ tui_fill_labels(struct tui *t, struct tui_view *v)
 {
 	const struct profile *p = t->p;
 	int64_t states[PROFILE_NSTATES] = { 0 };
-	size_t i, k, first, cap = 0;
+	struct tui_tally *ty = NULL;
+	size_t i, k, n = 0, tcap = 0, cap = 0, first;
+	/* Per key string: 0 not looked at yet, 2 skipped, 3 shown. */
+	uint8_t *skip = xcalloc(p->nstrings + 1, 1);
 	uint32_t j;
 	int any = 0;
 
 	for (i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
+		const struct profile_label *l = profile_sample_labels(p, s);
 		struct profile_vm_state st = profile_sample_state(p, s);
 		int64_t w = profile_sample_values(p, s)[t->vi];
 
@@ -289,7 +335,25 @@ tui_fill_labels(struct tui *t, struct tui_view *v)
 		if (st.gc_state >= 0)
 			states[st.gc_state] = profile_add_sat(
 			    states[st.gc_state], w), any = 1;
+		for (j = 0; j < s->nlabel; j++) {
+			void *vp = ty;
+
+			if (l[j].key >= p->nstrings)
+				continue;
+			if (skip[l[j].key] == 0)
+				skip[l[j].key] = tui_label_skipped(
+				    profile_str(p, l[j].key)) ? 2 : 3;
+			if (skip[l[j].key] == 2)
+				continue;
+			xgrow(&vp, &tcap, n + 1, sizeof *ty);
+			ty = vp;
+			/* Strings and numbers apart: the low bit of A. */
+			ty[n].a = (uint64_t)l[j].key << 1 | (l[j].str == 0);
+			ty[n].b = l[j].str != 0 ? l[j].str : (uint64_t)l[j].num;
+			ty[n++].w = w;
+		}
 	}
+	free(skip);
 	for (k = 0; any && k < PROFILE_NSTATES; k++) {
 		struct tui_item *it = tui_push(v, &cap,
 		    xasprintf("%s (%s=%s)", profile_states[k].frame,
@@ -300,126 +364,19 @@ tui_fill_labels(struct tui *t, struct tui_view *v)
 		    profile_states[k].value);
 	}
 	first = v->nitems;
-	for (i = 0; i < p->nsamples; i++) {
-		const struct profile_sample *s = &p->samples[i];
-		const struct profile_label *l = profile_sample_labels(p, s);
-		int64_t w = profile_sample_values(p, s)[t->vi];
+	n = tui_tally_merge(ty, n);
+	for (i = 0; i < n; i++) {
+		const char *key = profile_str(p, (str_id)(ty[i].a >> 1));
+		char *kv = ty[i].a & 1 ? xasprintf("%s=%" PRId64, key,
+		    (int64_t)ty[i].b) : xasprintf("%s=%s", key,
+		    profile_str(p, (str_id)ty[i].b));
 
-		for (j = 0; j < s->nlabel; j++) {
-			const char *key = profile_str(p, l[j].key);
-			char *kv;
-
-			if (tui_label_skipped(key))
-				continue;
-			kv = l[j].str ? xasprintf("%s=%s", key,
-			    profile_str(p, l[j].str)) :
-			    xasprintf("%s=%" PRId64, key, l[j].num);
-			for (k = first; k < v->nitems; k++) {
-				if (strcmp(v->items[k].arg, kv) == 0)
-					break;
-			}
-			if (k < v->nitems) {
-				v->items[k].cum = profile_add_sat(
-				    v->items[k].cum, w);
-				free(kv);
-				continue;
-			}
-			tui_push(v, &cap, xstrdup(kv), w)->arg = kv;
-			v->items[v->nitems - 1].kind = REPORT_TAGFOCUS;
-		}
-		/* Endpoints and jobs are few; a profile labelled per
-		 * request would make this slow, so it stops at 5000. */
-		if (v->nitems - first > 5000)
-			break;
+		tui_push(v, &cap, xstrdup(kv), ty[i].w)->arg = kv;
+		v->items[v->nitems - 1].kind = REPORT_TAGFOCUS;
 	}
+	free(ty);
 	qsort(v->items + first, v->nitems - first, sizeof *v->items,
-	    tui_cmp_value);
-}
-
-/* --- trees --- */
-
-/* The nodes of O shown: the open nodes' children, depth first. */
-static void
-tui_outline_rows(struct tui_outline *o)
-{
-	const struct report_node *n = o->t->nodes;
-	uint32_t c = n[0].child;
-	void *v;
-
-	o->nrows = 0;
-	while (c != 0) {
-		v = o->rows;
-		xgrow(&v, &o->cap, o->nrows + 1, sizeof *o->rows);
-		o->rows = v;
-		o->rows[o->nrows++] = c;
-		if (o->open[c] && n[c].child != 0) {
-			c = n[c].child;
-			continue;
-		}
-		while (c != 0 && n[c].next == 0)
-			c = n[c].parent;
-		if (c != 0)
-			c = n[c].next;
-	}
-}
-
-void
-tui_outline_set(struct tui_outline *o, size_t row, int open)
-{
-	uint32_t node;
-
-	if (row >= o->nrows)
-		return;
-	node = o->rows[row];
-	o->open[node] = open < 0 ? !o->open[node] : (uint8_t)open;
-	tui_outline_rows(o);
-}
-
-long
-tui_outline_find(struct tui_outline *o, size_t from, const char *needle)
-{
-	const struct report_tree *t = o->t;
-	const struct report_node *n = t->nodes;
-	uint8_t *hit = xcalloc(t->names->nstrings, 1);
-	uint32_t c, start, a;
-	size_t i, steps;
-	long row = -1;
-	int found = 0;
-
-	/* One comparison per name, not per node. */
-	for (i = 0; i < t->names->nstrings; i++)
-		hit[i] = strcasestr(t->names->strings[i], needle) != NULL;
-	start = from < o->nrows ? o->rows[from] : n[0].child;
-	c = start;
-	for (steps = 0; steps < t->nnodes && c != 0; steps++) {
-		/* The next node in preorder, whether shown or not. */
-		if (n[c].child != 0)
-			c = n[c].child;
-		else {
-			while (c != 0 && n[c].next == 0)
-				c = n[c].parent;
-			c = c != 0 ? n[c].next : n[0].child;
-		}
-		if (hit[n[c].name]) {
-			found = 1;
-			break;
-		}
-		if (c == start)
-			break;
-	}
-	free(hit);
-	if (!found)
-		return -1;
-	for (a = n[c].parent; a != 0; a = n[a].parent)
-		o->open[a] = 1;
-	tui_outline_rows(o);
-	for (i = 0; i < o->nrows; i++) {
-		if (o->rows[i] == c) {
-			row = (long)i;
-			break;
-		}
-	}
-	return row;
+	    tui_cmp_label);
 }
 
 long
@@ -433,42 +390,6 @@ tui_items_find(const struct tui_view *v, size_t from, const char *needle)
 			return (long)i;
 	}
 	return -1;
-}
-
-/* The call tree (SUBJECT NULL) or the callers of SUBJECT into V. */
-static int
-tui_fill_outline(struct tui *t, struct tui_view *v, const char *subject,
-    char *err, size_t errlen)
-{
-	struct tui_outline *o = &v->o;
-	uint32_t c;
-	int rc;
-
-	if (subject == NULL) {
-		o->t = t->tree;
-		o->shared = 1;
-		rc = o->t == NULL ? -1 : 0;
-	} else {
-		o->t = report_tree_new();
-		rc = report_tree_add_callers(o->t, t->p, t->vi, subject);
-		if (rc == 0)
-			report_tree_sort(o->t, 1);
-	}
-	if (rc != 0) {
-		error_set(err, errlen, "the tree is too large to show");
-		return -1;
-	}
-	o->open = xcalloc(o->t->nnodes, 1);
-	/* The callers view opens on the function's own callers; a tree
-	 * opens where there is only one way down (<main>, say). */
-	if (subject != NULL && o->t->nnodes > 1)
-		o->open[1] = 1;
-	for (c = o->t->nodes[0].child; subject == NULL && c != 0 &&
-	    o->t->nodes[c].next == 0 && o->t->nodes[c].depth <= 64;
-	    c = o->t->nodes[c].child)
-		o->open[c] = 1;
-	tui_outline_rows(o);
-	return 0;
 }
 
 void

@@ -412,8 +412,10 @@ tui_run(struct profile *p, const struct tui_opts *o)
 		curs_set(t.searching ? 1 : 0);
 		if (!quit)
 			tui_draw(&t);
-		if (tf != NULL)
+		if (tf != NULL) {
 			fprintf(tf, "%d %lld\n", ch, tui_usec() - t0);
+			fflush(tf);	/* a line a key, for whoever watches */
+		}
 	}
 	endwin();
 	delscreen(scr);

@@ -174,6 +174,19 @@ test_expect_success 'SIGTERM and end of input give the screen back too' '
 	see "^rc=0$" && test_grep ! "Filters:" screen.txt
 '
 
+test_expect_success 'names are bytes: UTF-8 in a UTF-8 locale, ? for each byte elsewhere' '
+	printf "main;Caf\303\251#na\303\257ve 1000000\n" >u.folded &&
+	browse u.folded &&
+	test_grep "  Caf\?\?#na\?\?ve$" screen.txt &&
+	quit_ok &&
+	if locale -a 2>/dev/null | grep -qi "^c\.utf-\?8$"; then
+		tm respawn-pane -k -t t sh &&
+		run "LC_ALL=C.UTF-8 \"$RPERF\" report u.folded" &&
+		see "^1/2 " &&
+		LC_ALL=C.UTF-8 grep -q "  Caf.#na.ve$" screen.txt
+	fi
+'
+
 cat >burn.rb <<'EOF2'
 def burn(n)
   x = 0
@@ -184,15 +197,22 @@ def burn(n)
   end
   x
 end
-t = Thread.new { Thread.current.name = "cruncher"; burn(3_000_000) }
+t = Thread.new do
+  Thread.current.name = "cruncher"
+  Rperf.label(job: "crunch") { burn(3_000_000) }
+end
 burn(1_000_000)
 t.join
 EOF2
 
-test_expect_success 'a recorded profile: threads, and the source lines of a function' '
+test_expect_success 'a recorded profile: threads, labels, and the source lines of a function' '
 	"$RPERF" record -q --lines -o burn.pb.gz burn.rb &&
 	browse burn.pb.gz &&
 	see "Object#burn *$" &&
+	keys l && see "  job=crunch$" &&
+	keys / c r u n c h && keys Enter && keys Enter &&
+	see "^Filters: --tagfocus job=crunch " &&
+	keys u && see "^Filters: none" &&
 	keys t && see "Threads" &&
 	see "cruncher" &&
 	keys / c r u n && keys Enter && keys Enter &&
