@@ -141,9 +141,11 @@ cmd_report_write_tree(FILE *fp, void *arg)
 
 /*
  * Whether to browse: as perf does, when stdout is a terminal and nothing
- * chose an output (-o, --format, --tree, --list) or --stdio; a terminal
- * that cannot draw (TERM unset or dumb) gets the text.  --tui insists,
- * and is a usage error where the browser cannot be.
+ * chose an output (-o, --format, --tree, --list) or --stdio.  A terminal
+ * that cannot draw (TERM unset or dumb) gets the text, and so does one
+ * whose keys cannot be read: stdin not a terminal, or the profile itself
+ * (FILE "-"), where the browser would see the end of its input at once.
+ * --tui insists, and is a usage error where the browser cannot be.
  */
 static void
 cmd_report_pick_browser(struct cmd_report *r)
@@ -163,6 +165,8 @@ cmd_report_pick_browser(struct cmd_report *r)
 		return;
 	}
 	r->browse = !r->stdio && !chosen && isatty(STDOUT_FILENO) &&
+	    isatty(STDIN_FILENO) && (r->input == NULL ||
+	    strcmp(r->input, "-") != 0) &&
 	    term != NULL && *term != '\0' && strcmp(term, "dumb") != 0;
 }
 

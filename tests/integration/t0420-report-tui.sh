@@ -82,6 +82,16 @@ test_expect_success '--tui off a terminal, or with an output, is a usage error' 
 	test_grep "cannot be combined" err
 '
 
+test_expect_success 'keys that cannot be read, or --stdio: the text on a terminal too' '
+	tm respawn-pane -k -t t sh &&
+	run "\"$RPERF\" report k.folded </dev/null" &&
+	see "^rc=0$" && test_grep "^Flat profile" screen.txt &&
+	run "cat k.folded | \"$RPERF\" report -" &&
+	see "^rc=0$" && test_grep "^Flat profile" screen.txt &&
+	run "\"$RPERF\" report --stdio k.folded" &&
+	see "^rc=0$" && test_grep "^Flat profile" screen.txt
+'
+
 test_expect_success 'on a terminal: the functions, the hot one on top' '
 	browse k.folded &&
 	test_grep "^Filters: none" screen.txt &&
