@@ -8,6 +8,7 @@
  * elsewhere every byte outside ASCII is drawn as '?'.
  */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,21 @@ tui_put(const struct tui *t, const char *s, int width, int tail)
 	free(g);
 }
 
+/* printw() cut at the right edge: a row never wraps onto the next. */
+static void
+tui_print(const char *fmt, ...)
+{
+	char buf[512];
+	int room = COLS - getcurx(stdscr);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (room > 0)
+		addnstr(buf, room);
+}
+
 /* A value in the view's unit, and as a percent of the total. */
 static void
 tui_value(const struct tui *t, char *buf, size_t len, int64_t v, int width)
@@ -166,7 +182,7 @@ tui_draw_row(struct tui *t, struct tui_view *v, size_t row, int y, int vw)
 
 		tui_value(t, a, sizeof a, n->value, vw);
 		numfmt_value(b, sizeof b, &t->u, n->self);
-		printw("%s%*s  ", a, vw, b);
+		tui_print("%s%*s  ", a, vw, b);
 		rest = COLS - (int)strlen(a) - vw - 2;
 		/* Indent at most half the name's room; deeper rows say
 		 * their depth instead. */
@@ -174,10 +190,10 @@ tui_draw_row(struct tui *t, struct tui_view *v, size_t row, int y, int vw)
 		if (ind > rest / 2) {
 			snprintf(a, sizeof a, "(%d) ", depth);
 			ind = rest / 2 - (int)strlen(a);
-			printw("%*s%s", ind > 0 ? ind : 0, "", a);
+			tui_print("%*s%s", ind > 0 ? ind : 0, "", a);
 			ind = (ind > 0 ? ind : 0) + (int)strlen(a);
 		} else
-			printw("%*s", ind, "");
+			tui_print("%*s", ind, "");
 		addstr(n->child == 0 ? "  " : v->o.open[v->o.rows[row]] ? "- " : "+ ");
 		tui_put(t, report_tree_name(v->o.t, n), rest - ind - 2, 1);
 	} else if (v->kind == TUI_SOURCE) {
@@ -185,7 +201,7 @@ tui_draw_row(struct tui *t, struct tui_view *v, size_t row, int y, int vw)
 
 		numfmt_value(a, sizeof a, &t->u, it->self);
 		numfmt_value(b, sizeof b, &t->u, it->cum);
-		printw("%*s %*s %6" PRId64 "  ", vw, it->self ? a : "",
+		tui_print("%*s %*s %6" PRId64 "  ", vw, it->self ? a : "",
 		    vw, it->cum ? b : "", it->line);
 		tui_put(t, it->name, COLS - 2 * vw - 10, 0);
 	} else if (v->kind == TUI_FLAT) {
@@ -193,13 +209,13 @@ tui_draw_row(struct tui *t, struct tui_view *v, size_t row, int y, int vw)
 
 		tui_value(t, a, sizeof a, it->self, vw);
 		tui_value(t, b, sizeof b, it->cum, vw);
-		printw("%s%s ", a, b);
+		tui_print("%s%s ", a, b);
 		tui_put(t, it->name, COLS - (int)(strlen(a) + strlen(b)) - 1, 1);
 	} else {
 		const struct tui_item *it = &v->items[row];
 
 		tui_value(t, a, sizeof a, it->cum, vw);
-		printw("%s ", a);
+		tui_print("%s ", a);
 		tui_put(t, it->name, COLS - (int)strlen(a) - 1, 1);
 	}
 	attroff(A_REVERSE);
@@ -282,25 +298,28 @@ tui_draw(struct tui *t)
 	case TUI_FLAT:
 		tui_head(t, a, sizeof a, t->sort_cum ? "Self" : "*Self", vw);
 		tui_head(t, b, sizeof b, t->sort_cum ? "*Cum" : "Cum", vw);
-		printw("%s%s Function", a, b);
+		tui_print("%s%s Function", a, b);
 		break;
 	case TUI_TREE:
 	case TUI_CALLERS:
 		tui_head(t, a, sizeof a, "Cum", vw);
 		tui_head(t, b, sizeof b, "Self", vw);
 		b[vw] = '\0';	/* no percent column for self */
-		printw("%s%s  %s", a, b, v->kind == TUI_TREE ?
+		tui_print("%s%s  %s", a, b, v->kind == TUI_TREE ?
 		    "Function (callees below)" : "Function (callers below)");
 		break;
 	case TUI_SOURCE:
-		printw("%*s %*s %6s  Source", vw, "Self", vw, "Cum", "Line");
+		tui_head(t, a, sizeof a, "Self", vw);
+		tui_head(t, b, sizeof b, "Cum", vw);
+		a[vw] = b[vw] = '\0';	/* no percent columns */
+		tui_print("%s %s %6s  Source", a, b, "Line");
 		break;
 	case TUI_HELP:
-		printw("Keys");
+		tui_print("Keys");
 		break;
 	default:
 		tui_head(t, a, sizeof a, "Total", vw);
-		printw("%s %s", a, v->kind == TUI_THREADS ? "Thread" : "State or label");
+		tui_print("%s %s", a, v->kind == TUI_THREADS ? "Thread" : "State or label");
 		break;
 	}
 	attroff(A_BOLD);
