@@ -300,9 +300,15 @@ cmd_report_exec(int argc, char **argv)
 		    r.topts.sort_cum };
 
 		rc = tui_run(r.p, &to);
-		profile_free(r.p);
-		report_filter_release(&r.filter);
-		return rc;
+		if (rc >= 0 || r.tui) {
+			if (rc < 0)
+				error_print("cannot draw on this terminal (TERM=%s); "
+				    "use --stdio", getenv("TERM") ? getenv("TERM") : "");
+			profile_free(r.p);
+			report_filter_release(&r.filter);
+			return rc < 0 ? RPERF_EXIT_FAILURE : rc;
+		}
+		/* A terminal the browser cannot draw on gets the text. */
 	}
 	if (r.format == &format_text) {
 		rc = output_write_file(r.output, r.tree ? cmd_report_write_tree :

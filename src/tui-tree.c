@@ -232,23 +232,25 @@ tui_fill_outline(struct tui *t, struct tui_view *v, const char *subject,
 		o->shared = 1;
 		rc = o->t == NULL ? -1 : 0;
 	} else {
-		uint32_t c = tui_find_name(t, subject);
+		uint32_t fn = tui_find_name(t, subject);
 		struct profile sub = *t->p;
 		size_t i;
 
 		/* Only the samples with the function, when it is one (a VM
-		 * state is not): the same tree, at a fraction of the cost. */
-		if (c != 0) {
-			sub.nsamples = t->off[c + 1] - t->off[c];
+		 * state is not): the same tree, at a fraction of the cost.
+		 * SUB shares everything with the profile but the list of
+		 * samples, and report.c only reads it. */
+		if (fn != 0) {
+			sub.nsamples = t->off[fn + 1] - t->off[fn];
 			sub.samples = xcalloc(sub.nsamples + 1, sizeof *sub.samples);
 			for (i = 0; i < sub.nsamples; i++)
-				sub.samples[i] = t->p->samples[t->uses[t->off[c] + i]];
+				sub.samples[i] = t->p->samples[t->uses[t->off[fn] + i]];
 		}
 		o->t = report_tree_new();
 		rc = report_tree_add_callers(o->t, &sub, t->vi, subject);
 		if (rc == 0)
 			report_tree_sort(o->t, 1);
-		if (c != 0)
+		if (fn != 0)
 			free(sub.samples);
 	}
 	if (rc != 0) {

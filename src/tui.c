@@ -354,12 +354,9 @@ tui_run(struct profile *p, const struct tui_opts *o)
 	size_t i, start = 0;
 	int ch, quit = 0, sig;
 
-	tui_model_init(&t, p, o);
-	tui_refilter(&t, t.msg, sizeof t.msg);	/* the tree, once */
 	/* The locale's charset decides how names draw; numbers stay C's. */
 	setlocale(LC_ALL, "");
 	setlocale(LC_NUMERIC, "C");
-	t.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
 
 	/* Ours, not ncurses' handlers: they leave the loop, which restores
 	 * the terminal; no SA_RESTART, so a blocked read returns. */
@@ -373,12 +370,9 @@ tui_run(struct profile *p, const struct tui_opts *o)
 	if (scr == NULL) {
 		for (i = 0; i < 3; i++)
 			sigaction(sigs[i], &old[i], NULL);
-		error_print("cannot draw on this terminal (TERM=%s); use --stdio",
-		    getenv("TERM") ? getenv("TERM") : "");
-		tui_model_release(&t);
 		if (tf)
 			fclose(tf);
-		return RPERF_EXIT_FAILURE;
+		return -1;
 	}
 	cbreak();
 	noecho();
@@ -386,7 +380,13 @@ tui_run(struct profile *p, const struct tui_opts *o)
 	keypad(stdscr, TRUE);
 	set_escdelay(25);
 	curs_set(0);
+	/* A large profile takes a moment to index: say so meanwhile. */
+	mvaddstr(0, 0, "rperf report: reading the profile...");
+	refresh();
 
+	tui_model_init(&t, p, o);
+	t.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	tui_refilter(&t, t.msg, sizeof t.msg);	/* the tree, once */
 	t.nviews = 1;
 	t.views[0].kind = TUI_FLAT;
 	tui_view_fill(&t, &t.views[0], NULL, 0, t.msg, sizeof t.msg);

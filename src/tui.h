@@ -24,8 +24,9 @@ struct tui_opts {
 /*
  * Browse P (the command line's filters applied) until the user leaves;
  * the keys' own filters drop samples of P in place.  Returns an exit
- * status; the terminal is restored on every path, and a SIGINT, SIGTERM
- * or SIGHUP ends the browser and then the process by that signal.
+ * status, or -1, P untouched, when the terminal cannot be drawn on (an
+ * unknown TERM).  The terminal is restored on every path, and a SIGINT,
+ * SIGTERM or SIGHUP ends the browser and then the process by that signal.
  */
 int tui_run(struct profile *p, const struct tui_opts *o);
 

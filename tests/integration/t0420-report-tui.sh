@@ -89,7 +89,11 @@ test_expect_success 'keys that cannot be read, or --stdio: the text on a termina
 	run "cat k.folded | \"$RPERF\" report -" &&
 	see "^rc=0$" && test_grep "^Flat profile" screen.txt &&
 	run "\"$RPERF\" report --stdio k.folded" &&
-	see "^rc=0$" && test_grep "^Flat profile" screen.txt
+	see "^rc=0$" && test_grep "^Flat profile" screen.txt &&
+	run "TERM=no-such-terminal \"$RPERF\" report k.folded" &&
+	see "^rc=0$" && test_grep "^Flat profile" screen.txt &&
+	run "TERM=no-such-terminal \"$RPERF\" report --tui k.folded 2>err" &&
+	see "^rc=1$" && test_grep "cannot draw on this terminal" err
 '
 
 test_expect_success 'on a terminal: the functions, the hot one on top' '
