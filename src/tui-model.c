@@ -164,7 +164,8 @@ void
 tui_flat_sort(struct tui *t, struct tui_view *v)
 {
 	tui_sort_cum = t->sort_cum;
-	qsort(v->items, v->nitems, sizeof *v->items, tui_cmp_flat);
+	if (v->nitems > 1)
+		qsort(v->items, v->nitems, sizeof *v->items, tui_cmp_flat);
 }
 
 /* The flat table: each function's self and cumulative value. */
@@ -235,6 +236,8 @@ tui_tally_merge(struct tui_tally *t, size_t n)
 {
 	size_t i, k = 0;
 
+	if (n == 0)
+		return 0;	/* T may be NULL, which qsort() must not get */
 	qsort(t, n, sizeof *t, tui_cmp_tally);
 	for (i = 0; i < n; i++) {
 		if (k > 0 && t[k - 1].a == t[i].a && t[k - 1].b == t[i].b)
@@ -276,7 +279,8 @@ tui_fill_threads(struct tui *t, struct tui_view *v)
 		it->arg = xasprintf("%" PRId64, (int64_t)ty[i].a);
 	}
 	free(ty);
-	qsort(v->items, v->nitems, sizeof *v->items, tui_cmp_value);
+	if (v->nitems > 1)
+		qsort(v->items, v->nitems, sizeof *v->items, tui_cmp_value);
 }
 
 /* Whether labels of KEY are shown elsewhere (threads) or are VM states. */
@@ -375,8 +379,9 @@ tui_fill_labels(struct tui *t, struct tui_view *v)
 		v->items[v->nitems - 1].kind = REPORT_TAGFOCUS;
 	}
 	free(ty);
-	qsort(v->items + first, v->nitems - first, sizeof *v->items,
-	    tui_cmp_label);
+	if (v->nitems - first > 1)
+		qsort(v->items + first, v->nitems - first, sizeof *v->items,
+		    tui_cmp_label);
 }
 
 long

@@ -38,7 +38,9 @@ tui_index_names(struct tui *t)
 	for (i = 0; i < p->nfunctions; i++)
 		t->byname[i] = (uint32_t)(i + 1);
 	tui_names_of = p;
-	qsort(t->byname, p->nfunctions, sizeof *t->byname, tui_cmp_fn_name);
+	if (p->nfunctions > 1)
+		qsort(t->byname, p->nfunctions, sizeof *t->byname,
+		    tui_cmp_fn_name);
 	for (i = 0; i < p->nfunctions; i++) {
 		uint32_t id = t->byname[i];
 

@@ -33,10 +33,23 @@ run() {
 	keys -l "clear; echo BEFORE; $*; echo rc=\$?"
 	keys Enter
 }
-# A fresh shell in the window (whatever ran there is killed), then a
+# A fresh shell in the window, whatever ran there killed, on a clear
+# screen: the last browser's screen stays until something draws, and
+# must not be taken for the next one's.
+fresh() {
+	tm respawn-pane -k -t t sh &&
+	keys -l "clear" && keys Enter &&
+	_i=0 &&
+	while snap && grep -q "? keys" screen.txt; do
+		_i=$((_i + 1))
+		[ $_i -lt 100 ] || return 1
+		sleep 0.1
+	done
+}
+# A fresh shell and on it a
 # browser on ARGS, the functions shown: each test starts from here.
 browse() {
-	tm respawn-pane -k -t t sh &&
+	fresh &&
 	run "\"$RPERF\" report $*" &&
 	see "^[0-9]+/[0-9]+ .*\? keys"
 }
@@ -83,7 +96,7 @@ test_expect_success '--tui off a terminal, or with an output, is a usage error' 
 '
 
 test_expect_success 'keys that cannot be read, or --stdio: the text on a terminal too' '
-	tm respawn-pane -k -t t sh &&
+	fresh &&
 	run "\"$RPERF\" report k.folded </dev/null" &&
 	see "^rc=0$" && test_grep "^Flat profile" screen.txt &&
 	run "cat k.folded | \"$RPERF\" report -" &&
@@ -156,6 +169,16 @@ test_expect_success 'VM states: Enter keeps one, as --tagfocus' '
 	keys u && see "^Filters: none"
 '
 
+test_expect_success 'nothing kept: every view says so, and no key breaks it' '
+	browse --focus no-such-function k.folded &&
+	test_grep "^ no samples match the filters" screen.txt &&
+	test_grep "^Filters: --focus .no-such-function. \(kept 0.00 of 100.00 ms" screen.txt &&
+	keys Enter c a f i u s / x Enter n 2 Enter Right Left l Enter t Enter 4 3 1 &&
+	keys Escape Escape Escape Escape Escape Escape Escape &&
+	see "^0/0 " && test_grep "no samples match" screen.txt &&
+	quit_ok
+'
+
 test_expect_success '? shows the keys; q leaves with status 0 and the screen back' '
 	browse k.folded && keys "?" && see "^ q +quit" &&
 	test_grep "^ f +focus" screen.txt &&
@@ -178,7 +201,7 @@ test_expect_success 'at 80 columns long names lose their start, never a figure' 
 '
 
 test_expect_success 'SIGTERM and end of input give the screen back too' '
-	tm respawn-pane -k -t t sh &&
+	fresh &&
 	run "sh -c \"echo \\\$\\\$ >pid; exec \\\"$RPERF\\\" report k.folded\"" &&
 	see "Filters: none" &&
 	kill -TERM "$(cat pid)" &&
@@ -194,7 +217,7 @@ test_expect_success 'names are bytes: UTF-8 in a UTF-8 locale, ? for each byte e
 	test_grep "  Caf\?\?#na\?\?ve$" screen.txt &&
 	quit_ok &&
 	if locale -a 2>/dev/null | grep -qi "^c\.utf-\?8$"; then
-		tm respawn-pane -k -t t sh &&
+		fresh &&
 		run "LC_ALL=C.UTF-8 \"$RPERF\" report u.folded" &&
 		see "^1/2 " &&
 		LC_ALL=C.UTF-8 grep -q "  Caf.#na.ve$" screen.txt
