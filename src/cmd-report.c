@@ -3,8 +3,9 @@
  * folded stacks), keep the samples the filters select, and print the text
  * report or the call tree, or convert the profile to another format,
  * including an SVG flame graph; on a terminal, browse it (tui.c).  Plain
- * C over the profile model: no Ruby is started.  The options and what they mean live here; the filters,
- * tree and writers they drive live in report.c, text.c and flamegraph.c.
+ * C over the profile model: no Ruby is started.  The options and what
+ * they mean live here; the filters, tree and writers they drive live in
+ * report.c, text.c and flamegraph.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 #include "report.h"
 #include "text.h"
 #include "tui.h"
+#include "timeline.h"
 #include "xmalloc.h"
 
 /* The default cut of --tree, in percent of the total. */
@@ -35,6 +37,8 @@ enum {
 	CMD_REPORT_OPT_LIST,
 	CMD_REPORT_OPT_STDIO,
 	CMD_REPORT_OPT_TUI,
+	CMD_REPORT_OPT_FROM,
+	CMD_REPORT_OPT_TO,
 };
 
 static const struct cmd_option cmd_report_options[] = {
@@ -56,6 +60,12 @@ static const struct cmd_option cmd_report_options[] = {
 	{ "tree", 0, 0, no_argument, NULL,
 	  "print the call tree, root first, instead of the tables", NULL,
 	  CMD_REPORT_OPT_TREE, 0 },
+	{ "from", 0, 0, required_argument, "SECONDS",
+	  "keep only samples taken SECONDS after the start or later (--timeline profiles)",
+	  "@number", CMD_REPORT_OPT_FROM, 0 },
+	{ "to", 0, 0, required_argument, "SECONDS",
+	  "keep only samples taken up to SECONDS after the start (--timeline profiles)",
+	  "@number", CMD_REPORT_OPT_TO, 0 },
 	{ "list", 0, 0, no_argument, NULL,
 	  "FILE is a directory: list its profiles (slow requests, jobs), slowest first",
 	  NULL, CMD_REPORT_OPT_LIST, 0 },
@@ -79,6 +89,7 @@ struct cmd_report {
 	int list;		/* --list: INPUT is a directory */
 	int stdio, tui;		/* --stdio, --tui as given */
 	int browse;		/* open the browser instead of printing */
+	int64_t from_ns, to_ns;	/* --from, --to (-1: none) */
 	const char *sample_index;	/* --sample-index, or NULL */
 	struct profile *p;
 	int64_t total_read;	/* the total before the filters */
@@ -214,6 +225,19 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 		case CMD_REPORT_OPT_LIST:
 			r->list = 1;
 			break;
+		case CMD_REPORT_OPT_FROM:
+		case CMD_REPORT_OPT_TO: {
+			double secs = strtod(optarg, &end);
+
+			if (*optarg == '\0' || *end != '\0' || !(secs >= 0 && secs < 1e9))
+				cmd_usage_error(e, "invalid --%s '%s' (expected seconds from the start, 0 or more)",
+				    c == CMD_REPORT_OPT_FROM ? "from" : "to", optarg);
+			if (c == CMD_REPORT_OPT_FROM)
+				r->from_ns = (int64_t)(secs * 1e9);
+			else
+				r->to_ns = (int64_t)(secs * 1e9);
+			break;
+		}
 		case CMD_REPORT_OPT_SAMPLE_INDEX:
 			r->sample_index = optarg;
 			break;
@@ -235,6 +259,8 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 	if (r->stdio && r->tui)
 		cmd_usage_error(e, "--stdio and --tui cannot be combined");
 	cmd_report_pick_browser(r);
+	if (r->from_ns >= 0 && r->to_ns >= 0 && r->to_ns < r->from_ns)
+		cmd_usage_error(e, "--to comes before --from");
 	if (r->list) {
 		if (r->format != NULL && r->format != &format_text)
 			cmd_usage_error(e, "--list writes text, not %s", r->format->name);
@@ -265,6 +291,7 @@ cmd_report_exec(int argc, char **argv)
 
 	memset(&r, 0, sizeof r);
 	r.output = "-";
+	r.from_ns = r.to_ns = -1;
 	text_opts_init(&r.topts);
 	report_filter_init(&r.filter);
 	cmd_report_parse(&r, argc, argv);
@@ -286,6 +313,22 @@ cmd_report_exec(int argc, char **argv)
 		error_print("%s", err);
 		report_filter_release(&r.filter);
 		return RPERF_EXIT_FAILURE;
+	}
+	if (r.from_ns >= 0 || r.to_ns >= 0) {
+		if (!timeline_has_times(r.p)) {
+			error_print("'%s' has no sample times for --from/--to "
+			    "(record it with --timeline)", r.input);
+			profile_free(r.p);
+			report_filter_release(&r.filter);
+			return RPERF_EXIT_FAILURE;
+		}
+		timeline_cut(r.p, r.from_ns > 0 ? r.from_ns : 0, r.to_ns);
+		if (r.to_ns >= 0)
+			profile_add_meta(r.p, PROFILE_COMMENT_WINDOW, "%.3f s to %.3f s",
+			    (double)(r.from_ns > 0 ? r.from_ns : 0) / 1e9, (double)r.to_ns / 1e9);
+		else
+			profile_add_meta(r.p, PROFILE_COMMENT_WINDOW, "%.3f s to the end",
+			    (double)r.from_ns / 1e9);
 	}
 	if (r.sample_index != NULL)
 		r.topts.value_index = cmd_sample_index(&cmd_report_entry, r.p,

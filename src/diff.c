@@ -282,3 +282,171 @@ diff_write(const struct diff *d, FILE *fp, const struct diff_opts *o)
 	}
 	return 0;
 }
+
+/* Order doubles ascending (qsort). */
+static int
+diff_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double
+diff_median(double *v, size_t n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof *v, diff_cmp_double);
+	if (n % 2 == 1)
+		return v[n / 2];
+	return v[n / 2 - 1] / 2 + v[n / 2] / 2;
+}
+
+size_t
+diff_median_run(const double *v, size_t n)
+{
+	size_t i, j, below, equal;
+
+	/* The run with fewer than half the others below it and enough
+	 * equal or below to reach the lower middle; quadratic, but N is a
+	 * handful of runs and the order stays stable. */
+	for (i = 0; i < n; i++) {
+		below = equal = 0;
+		for (j = 0; j < n; j++) {
+			if (v[j] < v[i])
+				below++;
+			else if (v[j] == v[i] && j < i)
+				equal++;
+		}
+		if (below + equal == (n - 1) / 2)
+			return i;
+	}
+	return 0;
+}
+
+int
+diff_gate_tripped(const struct diff_gate *g)
+{
+	if (g->before <= 0)
+		return g->after > g->before;
+	return 100.0 * (g->after - g->before) / g->before > g->limit;
+}
+
+/* The change from BEFORE to AFTER as "+12.3%", or "new". */
+static void
+diff_gate_change(char *buf, size_t len, double before, double after)
+{
+	if (before <= 0 && after > before)
+		snprintf(buf, len, "new");
+	else if (before <= 0)
+		snprintf(buf, len, "+0.0%%");
+	else
+		snprintf(buf, len, "%+.1f%%", 100.0 * (after - before) / before);
+}
+
+/* Value V of G's side in D's unit, or as a percentage with SHARE. */
+static char *
+diff_gate_value(char *buf, size_t len, const struct diff *d,
+    const struct diff_gate *g, double v)
+{
+	const struct numfmt_unit *u = &d->unit;
+	char n[48];
+
+	if (g->share) {
+		snprintf(buf, len, "%.1f%%", 100.0 * v);
+		return buf;
+	}
+	numfmt_value(n, sizeof n, u, diff_scale(1, v));
+	snprintf(buf, len, "%s%s%s", n, *u->suffix ? " " : "", u->suffix);
+	return buf;
+}
+
+/* Order rows by cumulative growth, largest first, then by name. */
+static int
+diff_cmp_growth(const void *a, const void *b)
+{
+	const struct diff_row *x = *(const struct diff_row *const *)a;
+	const struct diff_row *y = *(const struct diff_row *const *)b;
+	double gx = (double)x->target_cum - (double)x->base_cum;
+	double gy = (double)y->target_cum - (double)y->base_cum;
+
+	if (gx != gy)
+		return gx > gy ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+int
+diff_gate_write(const struct diff *d, const struct diff_gate *g, FILE *fp)
+{
+	struct diff_row *grown, **rows;
+	char b[64], t[64], ch[32], runs[64];
+	size_t i, n = 0, top = g->top ? g->top : DIFF_GATE_TOP;
+	size_t nw = 0, bw = 0, tw = 0;
+	int tripped = diff_gate_tripped(g);
+
+	runs[0] = '\0';
+	if (g->nbase > 1 || g->ntarget > 1)
+		snprintf(runs, sizeof runs, "; medians of %zu and %zu runs",
+		    g->nbase, g->ntarget);
+	diff_gate_change(ch, sizeof ch, g->before, g->after);
+	fprintf(fp, "%s: %s: %s %s -> %s%s (%s, limit %g%%%s)\n", g->prefix,
+	    tripped ? "regression" : "within the limit", g->what,
+	    diff_gate_value(b, sizeof b, d, g, g->before),
+	    diff_gate_value(t, sizeof t, d, g, g->after),
+	    g->share ? " of the total" : "", ch, g->limit, runs);
+
+	/* Name what grew, the rows copied with the base scaled as the gate
+	 * sees it. */
+	grown = xcalloc(d->nrows + 1, sizeof *grown);
+	rows = xcalloc(d->nrows + 1, sizeof *rows);
+	for (i = 1; tripped && i < d->nrows; i++) {
+		const struct diff_row *r = &d->rows[i];
+		struct diff_row *c = &grown[n];
+
+		if (g->named != NULL ? !g->named(r->name, g->named_arg) :
+		    r->base_cum == d->base_total &&
+		    r->target_cum == d->target_total)
+			continue;
+		*c = *r;
+		c->base_cum = diff_scale(r->base_cum, g->scale);
+		if (c->target_cum > c->base_cum) {
+			rows[n] = c;
+			n++;
+		}
+	}
+	qsort(rows, n, sizeof *rows, diff_cmp_growth);
+	if (n > top)
+		n = top;
+	/* Columns, so that the figures line up. */
+	for (i = 0; i < n; i++) {
+		const struct numfmt_unit *u = &d->unit;
+
+		if (strlen(rows[i]->name) > nw)
+			nw = strlen(rows[i]->name);
+		if (strlen(numfmt_value(b, sizeof b, u, rows[i]->base_cum)) > bw)
+			bw = strlen(b);
+		if (strlen(numfmt_value(t, sizeof t, u, rows[i]->target_cum)) > tw)
+			tw = strlen(t);
+	}
+	for (i = 0; i < n; i++) {
+		const struct diff_row *r = rows[i];
+		const struct numfmt_unit *u = &d->unit;
+
+		numfmt_value(b, sizeof b, u, r->base_cum);
+		numfmt_value(t, sizeof t, u, r->target_cum);
+		diff_gate_change(ch, sizeof ch, (double)r->base_cum,
+		    (double)r->target_cum);
+		fprintf(fp, "  %-*s  %*s%s%s -> %*s%s%s (%s)\n", (int)nw,
+		    r->name, (int)bw, b, *u->suffix ? " " : "", u->suffix,
+		    (int)tw, t, *u->suffix ? " " : "", u->suffix, ch);
+	}
+	free(rows);
+	free(grown);
+	if (fflush(fp) != 0 || ferror(fp)) {
+		if (errno == 0)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}

@@ -54,4 +54,50 @@ struct diff_opts {
 /* Write the text report of D to FP.  Returns 0, or -1 on a write error. */
 int diff_write(const struct diff *d, FILE *fp, const struct diff_opts *o);
 
+/*
+ * Several runs of each side: the median of N values (V is reordered; for
+ * an even N the mean of the two middle ones; 0 for none), and the index
+ * of the run whose value is the median (the lower middle one for an even
+ * N, the first of equal values), whose profile the report shows.
+ */
+double diff_median(double *v, size_t n);
+size_t diff_median_run(const double *v, size_t n);
+
+/* How many functions the verdict of a tripped gate names. */
+#define DIFF_GATE_TOP 10
+
+/*
+ * The regression gate (--fail-over): BEFORE and AFTER are the medians of
+ * the base and target runs, as times (or counts) in D's unit, or, with
+ * SHARE, as fractions of each run's total.  It trips when AFTER exceeds
+ * BEFORE by more than LIMIT percent (any AFTER above a BEFORE of 0).
+ */
+struct diff_gate {
+	const char *prefix;	/* "rperf diff" */
+	const char *what;	/* "total", "focused time" */
+	double limit;		/* percent, > 0 */
+	double before, after;
+	int share;
+	size_t nbase, ntarget;	/* runs behind the medians */
+	/* The functions named are those whose cumulative time in D grew
+	 * most, D's base values multiplied by SCALE first (1: as they are). */
+	double scale;
+	size_t top;		/* functions named; 0: DIFF_GATE_TOP */
+	/* Which functions may be named: those NAMED accepts (the ones
+	 * --focus matches), or when NULL all but those on every stack of
+	 * both runs, whose growth only repeats the total's. */
+	int (*named)(const char *name, void *arg);
+	void *named_arg;
+};
+
+int diff_gate_tripped(const struct diff_gate *g);
+
+/*
+ * Write G's verdict to FP: "PREFIX: regression: ..." and one line per
+ * function that grew most, or "PREFIX: within the limit: ...".  Returns
+ * 0, or -1 on a write error.
+ */
+int diff_gate_write(const struct diff *d, const struct diff_gate *g,
+    FILE *fp);
+
 #endif

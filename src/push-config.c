@@ -120,9 +120,9 @@ int
 push_check_mode(const char *mode, char *err, size_t errlen)
 {
 	if (mode != NULL && (strcmp(mode, "cpu") == 0 ||
-	    strcmp(mode, "wall") == 0))
+	    strcmp(mode, "wall") == 0 || strcmp(mode, "alloc") == 0))
 		return 0;
-	error_set(err, errlen, "invalid mode '%s' (expected cpu or wall)",
+	error_set(err, errlen, "invalid mode '%s' (expected cpu, wall or alloc)",
 	    mode ? mode : "");
 	return -1;
 }

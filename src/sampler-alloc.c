@@ -92,6 +92,7 @@ struct sampler_alloc_pending {
 struct sampler_alloc_site {
 	int64_t alloc_n, alloc_bytes;
 	int64_t inuse_n, inuse_bytes;
+	int64_t sent_n, sent_bytes;	/* allocations handed out as intervals */
 };
 
 /* A class that sampled objects had: the site key's "state" is its index. */
@@ -668,18 +669,27 @@ sampler_alloc_nsites(void)
 
 /* Site I: its key (frame ids into sampler.frames), its four values
  * scaled (alloc_objects, alloc_space, inuse_objects, inuse_space), and
- * its class (0 and the T_ type for a hidden object). */
+ * its class (0 and the T_ type for a hidden object).  With DELTA, the
+ * allocations are those since the last interval, which then count as
+ * handed out (what is in use is always now's). */
 const struct agg_stack *
-sampler_alloc_site(size_t i, const uint32_t **ids, int64_t values[4], VALUE *klass,
-    int *type)
+sampler_alloc_site(size_t i, int delta, const uint32_t **ids, int64_t values[4],
+    VALUE *klass, int *type)
 {
 	const struct agg_stack *e = &sa.stacks.entries[i];
-	const struct sampler_alloc_site *s = &sa.sites[i];
-	struct alloc_scaled a = alloc_scale(sa.rate, s->alloc_bytes);
-	struct alloc_scaled u = alloc_scale(sa.rate, s->inuse_bytes);
+	struct sampler_alloc_site *s = &sa.sites[i];
+	int64_t n = s->alloc_n, bytes = s->alloc_bytes;
+	struct alloc_scaled a, u = alloc_scale(sa.rate, s->inuse_bytes);
 
+	if (delta) {
+		n -= s->sent_n;
+		bytes -= s->sent_bytes;
+		s->sent_n = s->alloc_n;
+		s->sent_bytes = s->alloc_bytes;
+	}
+	a = alloc_scale(sa.rate, bytes);
 	*ids = sa.stacks.ids + e->ids_off;
-	values[0] = s->alloc_n * alloc_scale(sa.rate, 0).objects;
+	values[0] = n * alloc_scale(sa.rate, 0).objects;
 	values[1] = a.bytes;
 	values[2] = s->inuse_n * alloc_scale(sa.rate, 0).objects;
 	values[3] = u.bytes;

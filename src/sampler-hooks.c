@@ -47,9 +47,11 @@ sampler_clock_self(struct sampler_thread *td)
 
 /* Append one sample of TD's current stack to the active buffer, with
  * the boot pseudo-frame at its root before the script's first line and
- * the no-frame one in place of an empty stack after. */
+ * the no-frame one in place of an empty stack after; its time (kept with
+ * --no-aggregate) is END, the CLOCK_MONOTONIC reading where the span it
+ * bills ends, or now for 0. */
 static void
-sampler_record(struct sampler_thread *td, int64_t weight, int state)
+sampler_record_until(struct sampler_thread *td, int64_t weight, int state, int64_t end)
 {
 	struct sampler_buffer *b;
 	struct sampler_sample *s;
@@ -100,7 +102,8 @@ sampler_record(struct sampler_thread *td, int64_t weight, int state)
 	s->capture = td->capture;
 	s->state = state;
 	s->weight = weight;
-	s->time_ns = sampler.cfg.aggregate ? 0 : util_mono_ns() - sampler.start_mono;
+	s->time_ns = sampler.cfg.aggregate ? 0 :
+	    (end != 0 ? end : util_mono_ns()) - sampler.start_mono;
 	b->nframes += n;
 	sampler.samples++;
 
@@ -114,6 +117,13 @@ sampler_record(struct sampler_thread *td, int64_t weight, int state)
 		pthread_cond_signal(&sampler.worker_cond);
 		pthread_mutex_unlock(&sampler.worker_mutex);
 	}
+}
+
+/* sampler_record_until, the span ending now. */
+static void
+sampler_record(struct sampler_thread *td, int64_t weight, int state)
+{
+	sampler_record_until(td, weight, state, 0);
 }
 
 /*
@@ -194,9 +204,12 @@ sampler_bill_rest(struct sampler_thread *td, int64_t now)
 		struct agg_gvl_split split;
 
 		agg_split_gvl(td->prev, td->suspended_at, td->ready_at, now, &split);
-		sampler_record(td, split.running, AGG_STATE_NORMAL);
-		sampler_record(td, split.blocked, AGG_STATE_GVL_BLOCKED);
-		sampler_record(td, split.wait, AGG_STATE_GVL_WAIT);
+		/* Each part stamped with its own end (--no-aggregate). */
+		sampler_record_until(td, split.running, AGG_STATE_NORMAL,
+		    now - split.wait - split.blocked);
+		sampler_record_until(td, split.blocked, AGG_STATE_GVL_BLOCKED,
+		    now - split.wait);
+		sampler_record_until(td, split.wait, AGG_STATE_GVL_WAIT, now);
 		td->suspended = 0;
 	} else {
 		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);

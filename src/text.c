@@ -17,6 +17,7 @@
 #include "numfmt.h"
 #include "secret.h"
 #include "text.h"
+#include "timeline.h"
 #include "xmalloc.h"
 
 /* Widest function name column before names overflow it. */
@@ -132,6 +133,14 @@ text_print_header(const struct profile *p, FILE *fp, size_t vi,
 		free(clean);
 	}
 	text_capture_line(p, fp);
+	{
+		const char *full = profile_comment_value(p, PROFILE_COMMENT_TIMELINE_FULL);
+
+		if (full != NULL)
+			fprintf(fp, "%-10sfull (--timeline-max): %s\n", "Timeline:", full);
+		if ((full = profile_comment_value(p, PROFILE_COMMENT_WINDOW)) != NULL)
+			fprintf(fp, "%-10s%s after the start\n", "Window:", full);
+	}
 	fprintf(fp, "%-10s%s", "Mode:", mode ? mode : type);
 	if (freq != NULL)
 		fprintf(fp, ", %s Hz", text_numeric(buf, sizeof buf, freq));
@@ -746,6 +755,13 @@ text_write(const struct profile *p, FILE *fp, const struct text_opts *o)
 	text_states_table(p, fp, vi, &u, total);
 	text_threads_table(p, fp, vi, top, &u, total);
 	text_labels_table(p, fp, vi, top, &u, total);
+	{
+		struct timeline tl;
+
+		if (timeline_build(p, vi, &tl) == 0)
+			timeline_write_summary(p, &tl, fp, &u, top < 10 ? top : 10);
+		timeline_release(&tl);
+	}
 	text_memory_table(p, fp, top);
 out:
 	if (fflush(fp) != 0)

@@ -258,6 +258,7 @@ tui_draw(struct tui *t)
 	size_t rows = tui_view_rows(v), r, page = (size_t)tui_page_rows();
 	int vw = tui_value_width(t);
 	char a[96], b[96], line[1024];
+	const char *window;	/* --from/--to's cut, if any */
 
 	erase();
 	/* Scroll so that the selection shows. */
@@ -269,8 +270,10 @@ tui_draw(struct tui *t)
 		v->top = v->sel - page + 1;
 
 	numfmt_value(a, sizeof a, &t->u, t->total);
-	snprintf(line, sizeof line, " %s  Total %s%s%s (%s)  %s",
-	    t->o->input, a, *t->u.suffix ? " " : "", t->u.suffix,
+	window = profile_comment_value(t->p, PROFILE_COMMENT_WINDOW);
+	snprintf(line, sizeof line, " %s%s%s%s  Total %s%s%s (%s)  %s",
+	    t->o->input, window ? " (" : "", window ? window : "",
+	    window ? ")" : "", a, *t->u.suffix ? " " : "", t->u.suffix,
 	    profile_str(t->p, t->p->value_types[t->vi].type), v->title);
 	attron(A_REVERSE);
 	move(0, 0);

@@ -162,7 +162,7 @@ test_expect_success 'stat --alloc lists the top allocating methods' '
 
 test_expect_success 'bad flags: one line, status 2' '
 	for args in "--alloc-rate 0 --alloc" "--alloc-rate x --alloc" \
-		"--alloc-rate 5" "-m heap" "--alloc --push http://localhost:1"; do
+		"--alloc-rate 5" "-m heap"; do
 		test_expect_code 2 "$RPERF" record $args -e 1 2>err &&
 		head -n 1 err >first &&
 		test_grep "^rperf record: " first || return 1

@@ -88,4 +88,39 @@ test_expect_success 'record --push usage errors exit 2' '
 	test_expect_code 2 "$RPERF" record --push http://127.0.0.1:1 --push-interval 0 -e 1 2>err
 '
 
+test_expect_success 'memory profiles are pushed too: intervals of allocations, what is in use at each' '
+	receiver_start r9 &&
+	"$RPERF" record -q -m alloc -o whole-alloc.pb.gz --push "$URL" --push-interval 0.5 \
+	    --app-name mem -e "
+		keep = []; t = Time.now
+		while Time.now - t < 2; keep << Array.new(20) { |i| i.to_s }; keep.shift if keep.size > 2000; end" 2>err &&
+	receiver_stop &&
+	n=$(ls r9/*.profile | wc -l) &&
+	echo "$n intervals" &&
+	test "$n" -ge 3 &&
+	test "$(param r9/1 name)" = "mem.alloc{}" &&
+	sum=0 &&
+	for f in r9/*.profile; do
+		cp "$f" "${f%.profile}.pb.gz" &&
+		"$RPERF" report --sample-index alloc_objects --format folded \
+		    -o "${f%.profile}.folded" "${f%.profile}.pb.gz" &&
+		sum=$((sum + $(folded_sum "${f%.profile}.folded"))) || exit 1
+	done &&
+	"$RPERF" report --sample-index alloc_objects --format folded -o wa.folded whole-alloc.pb.gz &&
+	whole=$(folded_sum wa.folded) &&
+	echo "allocated: intervals $sum, whole run $whole" &&
+	test "$sum" -eq "$whole" &&
+	"$RPERF" report --sample-index inuse_objects --format folded -o in1.folded r9/1.pb.gz &&
+	test "$(folded_sum in1.folded)" -gt 0 &&
+	receiver_start r10 &&
+	"$RPERF" record -q --alloc -o /dev/null --push "$URL" --push-interval 0.5 \
+	    -e "t = Time.now; a = []; a << \"x\" * 10 while Time.now - t < 1" 2>err &&
+	receiver_stop &&
+	test "$(param r10/1 name)" = "$(basename "$(pwd)").cpu{}" ||
+	case "$(param r10/1 name)" in *.cpu{}) ;; *) false ;; esac &&
+	cp r10/1.profile r10-1.pb.gz &&
+	"$RPERF" report --sample-index alloc_space r10-1.pb.gz >r10.txt &&
+	test_grep "^Total: .*alloc_space" r10.txt
+'
+
 test_done

@@ -199,7 +199,7 @@ START_TEST(test_check_tags_names_modes)
 	ck_assert_int_eq(push_check_mode("cpu", err, sizeof err), 0);
 	ck_assert_int_eq(push_check_mode("wall", err, sizeof err), 0);
 	ck_assert_int_eq(push_check_mode("CPU", err, sizeof err), -1);
-	ck_assert_str_eq(err, "invalid mode 'CPU' (expected cpu or wall)");
+	ck_assert_str_eq(err, "invalid mode 'CPU' (expected cpu, wall or alloc)");
 }
 END_TEST
 
@@ -602,7 +602,7 @@ START_TEST(test_start_needs_name_and_mode)
 	c.app_name = "a";
 	c.mode = "gc";
 	ck_assert_ptr_null(push_start(&c, err, sizeof err));
-	ck_assert_str_eq(err, "invalid mode 'gc' (expected cpu or wall)");
+	ck_assert_str_eq(err, "invalid mode 'gc' (expected cpu, wall or alloc)");
 }
 END_TEST
 
