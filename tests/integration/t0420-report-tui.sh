@@ -22,6 +22,8 @@ EOF2
 # no user configuration, and one shell in a 100x30 window.
 TMUX_SOCK=$TRASH/tmux.sock
 tm() { tmux -S "$TMUX_SOCK" -f /dev/null "$@"; }
+# Killed before test_done, which removes the socket with the scratch
+# directory; the trap is for a file that dies before that.
 trap 'tm kill-server >/dev/null 2>&1' EXIT
 tm new-session -d -s t -x 100 -y 30 sh || skip_all "tmux cannot start a session here"
 
@@ -263,4 +265,5 @@ test_expect_success 'a recorded profile: threads, labels, and the source lines o
 	quit_ok
 '
 
+tm kill-server >/dev/null 2>&1
 test_done
