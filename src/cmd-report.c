@@ -2,9 +2,10 @@
  * cmd-report.c: "rperf report": read a profile (rperf's or any pprof, or
  * folded stacks), keep the samples the filters select, and print the text
  * report or the call tree, or convert the profile to another format,
- * including an SVG flame graph.  Plain C over the profile model: no Ruby
- * is started.  The options and what they mean live here; the filters,
- * tree and writers they drive live in report.c, text.c and flamegraph.c.
+ * including an SVG flame graph; on a terminal, browse it (tui.c).  Plain
+ * C over the profile model: no Ruby is started.  The options and what
+ * they mean live here; the filters, tree and writers they drive live in
+ * report.c, text.c and flamegraph.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "profile.h"
 #include "report.h"
 #include "text.h"
+#include "tui.h"
 #include "timeline.h"
 #include "xmalloc.h"
 
@@ -33,6 +35,8 @@ enum {
 	CMD_REPORT_OPT_TREE,
 	CMD_REPORT_OPT_SAMPLE_INDEX,
 	CMD_REPORT_OPT_LIST,
+	CMD_REPORT_OPT_STDIO,
+	CMD_REPORT_OPT_TUI,
 	CMD_REPORT_OPT_FROM,
 	CMD_REPORT_OPT_TO,
 };
@@ -65,6 +69,11 @@ static const struct cmd_option cmd_report_options[] = {
 	{ "list", 0, 0, no_argument, NULL,
 	  "FILE is a directory: list its profiles (slow requests, jobs), slowest first",
 	  NULL, CMD_REPORT_OPT_LIST, 0 },
+	{ "stdio", 0, 0, no_argument, NULL,
+	  "print the text report even on a terminal", NULL, CMD_REPORT_OPT_STDIO, 0 },
+	{ "tui", 0, 0, no_argument, NULL,
+	  "browse the report in the terminal (the default when stdout is one)",
+	  NULL, CMD_REPORT_OPT_TUI, 0 },
 	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0, 0 }
 };
 
@@ -78,6 +87,8 @@ struct cmd_report {
 	int has_min_pct;
 	int tree;
 	int list;		/* --list: INPUT is a directory */
+	int stdio, tui;		/* --stdio, --tui as given */
+	int browse;		/* open the browser instead of printing */
 	int64_t from_ns, to_ns;	/* --from, --to (-1: none) */
 	const char *sample_index;	/* --sample-index, or NULL */
 	struct profile *p;
@@ -137,6 +148,37 @@ cmd_report_write_tree(FILE *fp, void *arg)
 	    CMD_REPORT_TREE_MIN_PCT);
 	report_tree_free(t);
 	return rc;
+}
+
+/*
+ * Whether to browse: as perf does, when stdout is a terminal and nothing
+ * chose an output (-o, --format, --tree, --list) or --stdio.  A terminal
+ * that cannot draw (TERM unset or dumb) gets the text, and so does one
+ * whose keys cannot be read: stdin not a terminal, or the profile itself
+ * (FILE "-"), where the browser would see the end of its input at once.
+ * --tui insists, and is a usage error where the browser cannot be.
+ */
+static void
+cmd_report_pick_browser(struct cmd_report *r)
+{
+	const struct cmd_entry *e = &cmd_report_entry;
+	const char *term = getenv("TERM");
+	int chosen = strcmp(r->output, "-") != 0 || r->tree || r->list ||
+	    (r->format != NULL && r->format != &format_text);
+
+	if (r->tui) {
+		if (chosen)
+			cmd_usage_error(e, "--tui cannot be combined with -o, "
+			    "--format, --tree or --list");
+		if (!isatty(STDOUT_FILENO))
+			cmd_usage_error(e, "--tui needs a terminal on standard output");
+		r->browse = 1;
+		return;
+	}
+	r->browse = !r->stdio && !chosen && isatty(STDOUT_FILENO) &&
+	    isatty(STDIN_FILENO) && (r->input == NULL ||
+	    strcmp(r->input, "-") != 0) &&
+	    term != NULL && *term != '\0' && strcmp(term, "dumb") != 0;
 }
 
 /* Parse the command line into R; usage errors exit 2. */
@@ -199,6 +241,12 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 		case CMD_REPORT_OPT_SAMPLE_INDEX:
 			r->sample_index = optarg;
 			break;
+		case CMD_REPORT_OPT_STDIO:
+			r->stdio = 1;
+			break;
+		case CMD_REPORT_OPT_TUI:
+			r->tui = 1;
+			break;
 		}
 	}
 	cmd_getopt_release(&g);
@@ -208,6 +256,9 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 		cmd_usage_error(e, "--list needs a directory");
 	if (optind < argc)
 		cmd_usage_error(e, "too many arguments: '%s'", argv[optind]);
+	if (r->stdio && r->tui)
+		cmd_usage_error(e, "--stdio and --tui cannot be combined");
+	cmd_report_pick_browser(r);
 	if (r->from_ns >= 0 && r->to_ns >= 0 && r->to_ns < r->from_ns)
 		cmd_usage_error(e, "--to comes before --from");
 	if (r->list) {
@@ -286,6 +337,22 @@ cmd_report_exec(int argc, char **argv)
 	    r.topts.value_index));
 	report_filter_apply(r.p, &r.filter);
 
+	if (r.browse) {
+		struct tui_opts to = { r.input, r.topts.value_index,
+		    report_filter_describe(&r.filter), r.total_read,
+		    r.topts.sort_cum };
+
+		rc = tui_run(r.p, &to);
+		if (rc >= 0 || r.tui) {
+			if (rc < 0)
+				error_print("cannot draw on this terminal (TERM=%s); "
+				    "use --stdio", getenv("TERM") ? getenv("TERM") : "");
+			profile_free(r.p);
+			report_filter_release(&r.filter);
+			return rc < 0 ? RPERF_EXIT_FAILURE : rc;
+		}
+		/* A terminal the browser cannot draw on gets the text. */
+	}
 	if (r.format == &format_text) {
 		rc = output_write_file(r.output, r.tree ? cmd_report_write_tree :
 		    cmd_report_write_text, &r, err, sizeof err);
