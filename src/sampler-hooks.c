@@ -454,8 +454,12 @@ sampler_gc_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE kla
 	int64_t w;
 	int state;
 
-	if (event & RUBY_INTERNAL_EVENT_GC_ENTER)
+	if (event & RUBY_INTERNAL_EVENT_GC_ENTER) {
 		sampler.gc_gen++;	/* see sampler_capture_wb */
+		sampler_tick_gc(1);
+	} else if (event & RUBY_INTERNAL_EVENT_GC_EXIT) {
+		sampler_tick_gc(0);
+	}
 	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
 	    sampler.forked)
 		return;
