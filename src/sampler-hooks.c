@@ -309,6 +309,8 @@ sampler_job(void *arg)
 		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
 		td->prev = now;
 		sampler.timer_samples++;
+		if (!td->clock_open && ++td->samples_taken >= 2)
+			sampler_thread_open_clock(td);
 	}
 	if (timed)
 		sampler.job_ns += (uint64_t)(util_mono_ns() - t0) * SAMPLER_JOB_TIMED;

@@ -149,6 +149,7 @@ struct sampler_thread {
 	struct cpuclock clock;
 	int64_t clock_offset;
 	int clock_open;
+	int samples_taken;	/* by the job, up to the fast clock's opening */
 	int64_t prev;		/* clock reading billed up to */
 	int label_set;
 	int capture;		/* innermost open capture (sampler-capture.c) */
@@ -475,6 +476,8 @@ void sampler_threads_release(void);
 struct sampler_thread *sampler_thread_get(VALUE thread);
 struct sampler_thread *sampler_thread_create(VALUE thread);
 struct sampler_thread *sampler_thread_current(void);
+/* Open TD's fast CPU clock (cpu mode, on TD's own thread). */
+void sampler_thread_open_clock(struct sampler_thread *td);
 /* Remember TD's thread name; unlink and free TD. */
 void sampler_thread_save_name(struct sampler_thread *td);
 void sampler_thread_free(struct sampler_thread *td);
