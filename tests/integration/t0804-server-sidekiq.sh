@@ -30,14 +30,14 @@ cat >enqueue.rb <<'RUBY'
 require "./jobs"
 8.times { |i| LightJob.perform_async(i) }
 8.times { |i| HeavyJob.perform_async(i) }
-SlowJob.perform_async(1.0)
+SlowJob.perform_async(2.0)
 FailJob.perform_async
 RUBY
 
 test_expect_success 'sidekiq runs the jobs with Rperf::Sidekiq installed' '
 	cp "$FIXTURES/servers/sidekiq_jobs.rb" jobs.rb &&
 	"$RUBY" $inc enqueue.rb || exit 1
-	SLOW=0.8 "$RPERF" record -o sk.pb.gz -- $inc "$bin/sidekiq" -r ./jobs.rb -c 1 -q default -q bulk \
+	SLOW=1.5 "$RPERF" record -o sk.pb.gz -- $inc "$bin/sidekiq" -r ./jobs.rb -c 1 -q default -q bulk \
 		>sk.out 2>&1 &
 	sidekiq_pid=$!
 	wait_for "test \$(wc -l <done.txt) -eq 18" 600 || { cat sk.out; false; } &&

@@ -22,7 +22,7 @@ test_expect_success 'its requests are labelled in the profile, a raising one 5xx
 		--tagfocus status=5xx u.pb.gz >fail.folded &&
 	test_grep "Object#spin" fail.folded &&
 	w=$(folded_sum work.folded) && f=$(folded_sum fail.folded) &&
-	within_pct "$f" $((2 * w)) 15
+	within_pct "$f" $((2 * w)) 30
 '
 
 cat >alloc_app.rb <<'RUBY'
