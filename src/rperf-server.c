@@ -440,6 +440,14 @@ rperf_mark_stop(VALUE self, VALUE token)
 	return Qnil;
 }
 
+/* Rperf.allocations?: whether allocations are sampled in this run (so
+ * that a helper labels them when they happen, not only at the end). */
+static VALUE
+rperf_allocations_p(VALUE self)
+{
+	return sampler_alloc_on() ? Qtrue : Qfalse;
+}
+
 /* Rperf.label_values(key): the values label KEY has had, sorted. */
 static VALUE
 rperf_label_values(VALUE self, VALUE key)
@@ -457,6 +465,7 @@ rperf_server_define(VALUE module)
 	rb_define_module_function(module, "capture_end", rperf_capture_end, -1);
 	rb_define_module_function(module, "report", rperf_report, -1);
 	rb_define_module_function(module, "label_values", rperf_label_values, 1);
+	rb_define_module_function(module, "allocations?", rperf_allocations_p, 0);
 	rb_define_module_function(module, "mark", rperf_mark, 1);
 	rb_define_module_function(module, "mark_start", rperf_mark_start, 1);
 	rb_define_module_function(module, "mark_stop", rperf_mark_stop, 1);

@@ -698,6 +698,12 @@ sampler_alloc_site(size_t i, int delta, const uint32_t **ids, int64_t values[4],
 	return e;
 }
 
+int
+sampler_alloc_on(void)
+{
+	return sampler_running() && sa.on;
+}
+
 /* The counters of the comments: samples, buffers grown in a hook, moves. */
 void
 sampler_alloc_counts(uint64_t *samples, uint64_t *grown, uint64_t *moved)

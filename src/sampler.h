@@ -115,6 +115,9 @@ void sampler_boot_done(void);
 /* Whether this process is the child of a fork of a sampled process. */
 int sampler_forked(void);
 
+/* Whether allocations are sampled (--alloc, -m alloc). */
+int sampler_alloc_on(void);
+
 /* Whether sampling has started and not stopped (in this process). */
 int sampler_running(void);
 

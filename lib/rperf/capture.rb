@@ -169,7 +169,13 @@ module Rperf
       t0 = clock
       ok = false
       begin
-        result = yield
+        # With --alloc, allocation samples get the job's labels as they
+        # happen (time samples get them at the end).
+        result = if Rperf.respond_to?(:allocations?) && Rperf.allocations?
+                   Rperf.label(job: name, queue: queue) { yield }
+                 else
+                   yield
+                 end
         ok = true
         result
       ensure

@@ -74,6 +74,7 @@ module Rperf
       # A binary without captures (or a Rperf module of something else):
       # pass everything through.
       @enabled = SlowLog.captures?
+      @alloc = Rperf.respond_to?(:allocations?) && Rperf.allocations?
     end
 
     def call(env)
@@ -92,7 +93,14 @@ module Rperf
       t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
       status = 500 # what an exception that escapes the app becomes
       begin
-        response = app.call(env)
+        # Allocation samples keep the labels of their moment: with
+        # --alloc they get the path-derived endpoint now (the route's
+        # replaces it on the time samples at the end).
+        response = if @alloc
+                     Rperf.label(endpoint: path_endpoint(env)) { app.call(env) }
+                   else
+                     app.call(env)
+                   end
         status = response[0].to_i
         response
       ensure

@@ -47,6 +47,18 @@ test_expect_success 'allocation profiles: the path-derived endpoint labels alloc
 	test_line_count 0 st.folded
 '
 
+test_expect_success 'with --alloc next to the time: allocations by endpoint, time by endpoint and status' '
+	"$RPERF" record --alloc -o ca.pb.gz alloc_app.rb >out &&
+	test_grep "^\{\}$" out &&
+	"$RPERF" report --sample-index alloc_objects --format folded \
+		--tagfocus "endpoint=GET /big/:id" ca.pb.gz >big.folded &&
+	"$RPERF" report --sample-index alloc_objects --format folded ca.pb.gz >all.folded &&
+	num_ge "$(folded_sum big.folded)" "$(( $(folded_sum all.folded) / 2 ))" &&
+	"$RPERF" report --format folded --tagfocus "endpoint=GET /big/:id" \
+		--tagfocus status=2xx ca.pb.gz >time.folded &&
+	test -s time.folded
+'
+
 test_expect_success 'outside a profiled process the middleware passes through' '
 	"$RPERF" record -q --no-inherit -o nf.folded -e "
 		pid = fork do
