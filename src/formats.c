@@ -14,6 +14,7 @@
 #include "formats.h"
 #include "pprof.h"
 #include "secret.h"
+#include "speedscope.h"
 #include "xmalloc.h"
 
 /* Whether BUF is text: no control bytes but tab, CR and LF. */
@@ -214,6 +215,33 @@ const struct format format_svg = {
 	.write = formats_svg_write,
 };
 
+/* --- speedscope --- */
+
+static const char *const formats_speedscope_exts[] = { ".speedscope.json", NULL };
+
+/* Write speedscope's JSON, named by the command the profile names, else
+ * by what it was read from. */
+static int
+formats_speedscope_write(const struct profile *p, FILE *fp, const struct format_opts *o)
+{
+	const char *command = profile_comment_value(p, PROFILE_COMMENT_COMMAND);
+	const char *source = o != NULL ? o->source : NULL;
+	char *clean = command ? secret_scrub_command(command) : NULL;
+	int rc;
+
+	rc = speedscope_write(p, fp, format_value_index(p, o), clean != NULL ? clean :
+	    source != NULL && strcmp(source, "-") != 0 ? source : NULL);
+	free(clean);
+	return rc;
+}
+
+const struct format format_speedscope = {
+	.name = "speedscope",
+	.exts = formats_speedscope_exts,
+	.flags = FORMAT_RECORD | FORMAT_CONVERT,
+	.write = formats_speedscope_write,
+};
+
 /* --- the table --- */
 
 const struct format *const format_table[] = {
@@ -221,6 +249,7 @@ const struct format *const format_table[] = {
 	&format_folded,
 	&format_text,
 	&format_svg,
+	&format_speedscope,
 	NULL,
 };
 

@@ -68,6 +68,7 @@ extern const struct format format_pprof;
 extern const struct format format_folded;
 extern const struct format format_text;
 extern const struct format format_svg;
+extern const struct format format_speedscope;
 
 /* Every format, in the order lists show them; NULL-terminated. */
 extern const struct format *const format_table[];

@@ -1,0 +1,531 @@
+/*
+ * speedscope.c: the speedscope writer (see speedscope.h), following the
+ * file format speedscope documents in its file-format-schema.json.
+ *
+ * Frames are numbered once for the whole file: the four VM-state
+ * pseudo-frames first, then one frame a location that a sample uses (in
+ * the order samples first use them), then one a distinct user mark name.
+ * Every string goes through the JSON escaper with JSON_XML_SAFE, which
+ * also turns bytes that are not UTF-8 into U+FFFD, so the file is valid
+ * JSON whatever the program's names.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "json.h"
+#include "speedscope.h"
+#include "timeline.h"
+#include "xmalloc.h"
+
+/* What the writing of one file needs. */
+struct speedscope {
+	const struct profile *p;
+	FILE *fp;
+	size_t vi;
+	uint32_t *loc_frame;	/* location id -> frame index + 1, 0: none yet */
+	uint64_t *frame_loc;	/* frame index - PROFILE_NSTATES -> location */
+	size_t nframes;		/* the state and location frames */
+	const char **marks;	/* distinct mark names, sorted */
+	size_t nmarks;
+	uint32_t *stack, *open;	/* the stack wanted, the frames open */
+	size_t nopen, cap;
+	size_t nevents;		/* written in the current profile */
+};
+
+/* Whether S of P counts for value VI. */
+static int
+speedscope_counts(const struct speedscope *w, const struct profile_sample *s)
+{
+	return profile_sample_values(w->p, s)[w->vi] > 0;
+}
+
+/* Number the locations the counted samples use. */
+static void
+speedscope_number(struct speedscope *w)
+{
+	const struct profile *p = w->p;
+	size_t i, n = 0;
+	uint32_t j;
+
+	w->loc_frame = xcalloc(p->nlocations + 1, sizeof *w->loc_frame);
+	w->frame_loc = xcalloc(p->nlocations + 1, sizeof *w->frame_loc);
+	w->nframes = PROFILE_NSTATES;
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		const uint64_t *locs = profile_sample_locs(p, s);
+
+		if (!speedscope_counts(w, s))
+			continue;
+		if (s->nloc + (size_t)2 > w->cap) {
+			w->cap = s->nloc + (size_t)2;
+			w->stack = xrealloc(w->stack, w->cap * sizeof *w->stack);
+		}
+		for (j = 0; j < s->nloc; j++) {
+			uint64_t l = locs[j];
+
+			if (l == 0 || l > p->nlocations || w->loc_frame[l] != 0)
+				continue;
+			w->frame_loc[n++] = l;
+			w->loc_frame[l] = (uint32_t)w->nframes++ + 1;
+		}
+	}
+	w->open = xcalloc(w->cap + 1, sizeof *w->open);
+}
+
+static int
+speedscope_strcmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The distinct names of TL's marks, sorted, for a frame each. */
+static void
+speedscope_mark_names(struct speedscope *w, const struct timeline *tl)
+{
+	size_t i, n = 0;
+
+	if (tl->nmarks == 0)
+		return;
+	w->marks = xcalloc(tl->nmarks, sizeof *w->marks);
+	for (i = 0; i < tl->nmarks; i++)
+		w->marks[i] = tl->marks[i].name;
+	qsort(w->marks, tl->nmarks, sizeof *w->marks, speedscope_strcmp);
+	for (i = 0; i < tl->nmarks; i++) {
+		if (n == 0 || strcmp(w->marks[n - 1], w->marks[i]) != 0)
+			w->marks[n++] = w->marks[i];
+	}
+	w->nmarks = n;
+}
+
+/* The frame index of mark name NAME. */
+static uint32_t
+speedscope_mark_frame(const struct speedscope *w, const char *name)
+{
+	const char **at = bsearch(&name, w->marks, w->nmarks, sizeof *w->marks,
+	    speedscope_strcmp);
+
+	return (uint32_t)(w->nframes + (size_t)(at - w->marks));
+}
+
+/* Write one frame: a function's name (a real function that a VM state
+ * would be mistaken for in parentheses, as the flame graph does), its
+ * file and line when known. */
+static void
+speedscope_frame(struct speedscope *w, uint64_t loc)
+{
+	const struct profile *p = w->p;
+	const struct profile_location *l = &p->locations[loc - 1];
+	const struct profile_function *f = l->function != 0 &&
+	    l->function <= p->nfunctions ? &p->functions[l->function - 1] : NULL;
+	const char *name = f != NULL ? profile_str(p, f->name) : "";
+	char *alt = NULL;
+	size_t k;
+
+	if (*name == '\0')
+		name = "[unknown]";
+	for (k = 0; k < PROFILE_NSTATES; k++) {
+		if (strcmp(name, profile_states[k].frame) == 0) {
+			alt = xstrdup(name);
+			alt[0] = '(';
+			alt[strlen(alt) - 1] = ')';
+			name = alt;
+		}
+	}
+	fputs("{\"name\":", w->fp);
+	json_write_string(w->fp, name, JSON_XML_SAFE);
+	free(alt);
+	if (f != NULL && f->filename != 0) {
+		fputs(",\"file\":", w->fp);
+		json_write_string(w->fp, profile_str(p, f->filename), JSON_XML_SAFE);
+	}
+	if (l->line > 0)
+		fprintf(w->fp, ",\"line\":%" PRId64, l->line);
+	fputc('}', w->fp);
+}
+
+/* Write the shared frames. */
+static void
+speedscope_frames(struct speedscope *w)
+{
+	size_t i;
+
+	fputs("\"shared\":{\"frames\":[", w->fp);
+	for (i = 0; i < PROFILE_NSTATES; i++) {
+		fputs(i > 0 ? ",\n{\"name\":" : "\n{\"name\":", w->fp);
+		json_write_string(w->fp, profile_states[i].frame, JSON_XML_SAFE);
+		fputc('}', w->fp);
+	}
+	for (i = PROFILE_NSTATES; i < w->nframes; i++) {
+		fputs(",\n", w->fp);
+		speedscope_frame(w, w->frame_loc[i - PROFILE_NSTATES]);
+	}
+	for (i = 0; i < w->nmarks; i++) {
+		fputs(",\n{\"name\":", w->fp);
+		json_write_string(w->fp, w->marks[i], JSON_XML_SAFE);
+		fputc('}', w->fp);
+	}
+	fputs("]}", w->fp);
+}
+
+/* The frames of sample S, root first, with its VM states on top (the
+ * GVL's, then the GC's, as folded stacks have them), into w->stack;
+ * returns how many. */
+static size_t
+speedscope_stack(struct speedscope *w, const struct profile_sample *s)
+{
+	const uint64_t *locs = profile_sample_locs(w->p, s);
+	struct profile_vm_state st = profile_sample_state(w->p, s);
+	size_t n = 0;
+	uint32_t j;
+
+	for (j = s->nloc; j-- > 0; ) {
+		uint64_t l = locs[j];
+
+		if (l != 0 && l <= w->p->nlocations && w->loc_frame[l] != 0)
+			w->stack[n++] = w->loc_frame[l] - 1;
+	}
+	if (st.gvl_state >= 0)
+		w->stack[n++] = (uint32_t)st.gvl_state;
+	if (st.gc_state >= 0)
+		w->stack[n++] = (uint32_t)st.gc_state;
+	return n;
+}
+
+/* Begin a profile called NAME (TH's when TH is not NULL, after PREFIX). */
+static void
+speedscope_begin(struct speedscope *w, const char *type, const char *prefix,
+    int64_t pid, int64_t thread, const char *thname, const char *unit,
+    int64_t end, int first)
+{
+	char *name;
+
+	if (pid != 0)
+		name = xasprintf("%spid %" PRId64 " thread %" PRId64 "%s%s%s", prefix,
+		    pid, thread, thname ? " (" : "", thname ? thname : "",
+		    thname ? ")" : "");
+	else
+		name = xasprintf("%sthread %" PRId64 "%s%s%s", prefix, thread,
+		    thname ? " (" : "", thname ? thname : "", thname ? ")" : "");
+	fprintf(w->fp, "%s{\"type\":\"%s\",\"name\":", first ? "\n" : ",\n", type);
+	json_write_string(w->fp, name, JSON_XML_SAFE);
+	fprintf(w->fp, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRId64
+	    ",\n\"%s\":[", unit, end, strcmp(type, "evented") == 0 ? "events" :
+	    "samples");
+	free(name);
+	w->nevents = 0;
+	w->nopen = 0;
+}
+
+/* Write an event: open (TYPE 'O') or close ('C') FRAME at AT; a line
+ * break now and then keeps lines short. */
+static void
+speedscope_event(struct speedscope *w, char type, uint32_t frame, int64_t at)
+{
+	fprintf(w->fp, "%s{\"type\":\"%c\",\"frame\":%" PRIu32 ",\"at\":%" PRId64 "}",
+	    w->nevents == 0 ? "" : w->nevents % 8 == 0 ? ",\n" : ",", type, frame, at);
+	w->nevents++;
+}
+
+/* Close the open frames down to the first KEEP, at AT. */
+static void
+speedscope_close(struct speedscope *w, size_t keep, int64_t at)
+{
+	while (w->nopen > keep) {
+		w->nopen--;
+		speedscope_event(w, 'C', w->open[w->nopen], at);
+	}
+}
+
+/* Make the N frames of w->stack the open ones at AT: the frames they
+ * share with what is open stay open. */
+static void
+speedscope_move(struct speedscope *w, size_t n, int64_t at)
+{
+	size_t k = 0;
+
+	while (k < n && k < w->nopen && w->open[k] == w->stack[k])
+		k++;
+	speedscope_close(w, k, at);
+	for (; k < n; k++) {
+		w->open[w->nopen++] = w->stack[k];
+		speedscope_event(w, 'O', w->stack[k], at);
+	}
+}
+
+/* One thread's spans as an evented profile: a span's stack is open for
+ * the span; where the thread has no span, nothing is. */
+static void
+speedscope_thread(struct speedscope *w, const struct timeline_thread *th,
+    int64_t end, int first)
+{
+	int64_t prev = 0;
+	size_t i;
+
+	speedscope_begin(w, "evented", "", th->pid, th->id, th->name,
+	    "nanoseconds", end, first);
+	for (i = 0; i < th->nspans; i++) {
+		const struct timeline_span *sp = &th->spans[i];
+
+		if (sp->start > prev)
+			speedscope_close(w, 0, prev);
+		speedscope_move(w, speedscope_stack(w, &w->p->samples[sp->sample]),
+		    sp->start);
+		prev = sp->end;
+	}
+	speedscope_close(w, 0, prev);
+	fputs("]}", w->fp);
+}
+
+/* Marks by start, and the longer first where two start together, so
+ * that the one that holds the other is opened first. */
+static int
+speedscope_mark_cmp(const void *a, const void *b)
+{
+	const struct timeline_mark *x = *(const struct timeline_mark *const *)a;
+	const struct timeline_mark *y = *(const struct timeline_mark *const *)b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end > y->end ? -1 : x->end < y->end;
+}
+
+/* The marks of thread (PID, THREAD) in TL as an evented profile of their
+ * own.  speedscope needs them nested: a mark that begins inside another
+ * and ends after it is cut at the other's end; marks nested deeper than
+ * 64 are left out. */
+static void
+speedscope_marks(struct speedscope *w, const struct timeline *tl, int64_t pid,
+    int64_t thread, const char *thname, int64_t end)
+{
+	const struct timeline_mark **ms = xcalloc(tl->nmarks, sizeof *ms);
+	int64_t ends[64];
+	size_t i, n = 0;
+
+	for (i = 0; i < tl->nmarks; i++) {
+		if (tl->marks[i].pid == pid && tl->marks[i].thread == thread)
+			ms[n++] = &tl->marks[i];
+	}
+	qsort(ms, n, sizeof *ms, speedscope_mark_cmp);
+	speedscope_begin(w, "evented", "marks: ", pid, thread, thname,
+	    "nanoseconds", end, 0);
+	for (i = 0; i < n; i++) {
+		int64_t e = ms[i]->end;
+
+		while (w->nopen > 0 && ends[w->nopen - 1] <= ms[i]->start)
+			speedscope_close(w, w->nopen - 1, ends[w->nopen - 1]);
+		if (w->nopen == sizeof ends / sizeof ends[0] || w->nopen >= w->cap)
+			continue;
+		if (w->nopen > 0 && e > ends[w->nopen - 1])
+			e = ends[w->nopen - 1];
+		ends[w->nopen] = e;
+		w->open[w->nopen++] = speedscope_mark_frame(w, ms[i]->name);
+		speedscope_event(w, 'O', w->open[w->nopen - 1], ms[i]->start);
+	}
+	while (w->nopen > 0)
+		speedscope_close(w, w->nopen - 1, ends[w->nopen - 1]);
+	fputs("]}", w->fp);
+	free(ms);
+}
+
+/* Whether thread (PID, THREAD) has a mark in TL. */
+static int
+speedscope_has_marks(const struct timeline *tl, int64_t pid, int64_t thread)
+{
+	size_t i;
+
+	for (i = 0; i < tl->nmarks; i++) {
+		if (tl->marks[i].pid == pid && tl->marks[i].thread == thread)
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether TL has a thread (PID, THREAD). */
+static int
+speedscope_has_thread(const struct timeline *tl, int64_t pid, int64_t thread)
+{
+	size_t i;
+
+	for (i = 0; i < tl->nthreads; i++) {
+		if (tl->threads[i].pid == pid && tl->threads[i].id == thread)
+			return 1;
+	}
+	return 0;
+}
+
+/* Every thread of TL, each followed by its marks; then the marks of
+ * threads without samples. */
+static void
+speedscope_evented(struct speedscope *w, const struct timeline *tl)
+{
+	int64_t end = tl->end;
+	size_t i;
+
+	for (i = 0; i < tl->nmarks; i++) {
+		if (tl->marks[i].end > end)
+			end = tl->marks[i].end;
+	}
+	for (i = 0; i < tl->nthreads; i++) {
+		const struct timeline_thread *th = &tl->threads[i];
+
+		speedscope_thread(w, th, end, i == 0);
+		if (speedscope_has_marks(tl, th->pid, th->id))
+			speedscope_marks(w, tl, th->pid, th->id, th->name, end);
+	}
+	for (i = 0; i < tl->nmarks; i++) {
+		const struct timeline_mark *m = &tl->marks[i];
+		size_t k;
+
+		if (speedscope_has_thread(tl, m->pid, m->thread))
+			continue;
+		for (k = 0; k < i; k++) {
+			if (tl->marks[k].pid == m->pid && tl->marks[k].thread == m->thread)
+				break;
+		}
+		if (k == i)
+			speedscope_marks(w, tl, m->pid, m->thread, NULL, end);
+	}
+}
+
+/* A sample's thread, for the sampled profiles' order. */
+struct speedscope_key {
+	int64_t pid, thread;
+	size_t sample;
+};
+
+static int
+speedscope_key_cmp(const void *a, const void *b)
+{
+	const struct speedscope_key *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return x->sample < y->sample ? -1 : x->sample > y->sample;
+}
+
+/* A numeric label of S, or 0. */
+static int64_t
+speedscope_num(const struct profile *p, const struct profile_sample *s,
+    const char *key)
+{
+	const struct profile_label *l = profile_sample_label(p, s, key);
+
+	return l != NULL && l->str == 0 ? l->num : 0;
+}
+
+/* speedscope's name of the unit of value VI. */
+static const char *
+speedscope_unit(const struct profile *p, size_t vi)
+{
+	const char *u = profile_str(p, p->value_types[vi].unit);
+
+	if (strcmp(u, "nanoseconds") == 0 || strcmp(u, "bytes") == 0)
+		return u;
+	return "none";
+}
+
+/* Without timestamps: a sampled profile a thread, its samples in the
+ * profile's order, each stack with its weight. */
+static void
+speedscope_sampled(struct speedscope *w)
+{
+	const struct profile *p = w->p;
+	struct speedscope_key *keys = xcalloc(p->nsamples + 1, sizeof *keys);
+	size_t i, j, k, n = 0, nprofiles = 0;
+
+	for (i = 0; i < p->nsamples; i++) {
+		if (!speedscope_counts(w, &p->samples[i]))
+			continue;
+		keys[n].pid = speedscope_num(p, &p->samples[i], "pid");
+		keys[n].thread = speedscope_num(p, &p->samples[i], "thread");
+		keys[n++].sample = i;
+	}
+	qsort(keys, n, sizeof *keys, speedscope_key_cmp);
+	for (i = 0; i < n; i = j) {
+		const char *thname = NULL;
+		int64_t total = 0;
+
+		for (j = i; j < n && keys[j].pid == keys[i].pid &&
+		    keys[j].thread == keys[i].thread; j++) {
+			total += profile_sample_values(p, &p->samples[keys[j].sample])[w->vi];
+			if (thname == NULL)
+				thname = profile_sample_label_str(p,
+				    &p->samples[keys[j].sample], "thread_name");
+		}
+		speedscope_begin(w, "sampled", "", keys[i].pid, keys[i].thread, thname,
+		    speedscope_unit(p, w->vi), total, nprofiles++ == 0);
+		for (k = i; k < j; k++) {
+			size_t m, depth = speedscope_stack(w, &p->samples[keys[k].sample]);
+
+			fputs(k == i ? "[" : (k - i) % 8 == 0 ? ",\n[" : ",[", w->fp);
+			for (m = 0; m < depth; m++)
+				fprintf(w->fp, "%s%" PRIu32, m ? "," : "", w->stack[m]);
+			fputc(']', w->fp);
+		}
+		fputs("],\n\"weights\":[", w->fp);
+		for (k = i; k < j; k++) {
+			fprintf(w->fp, "%s%" PRId64, k == i ? "" : (k - i) % 16 == 0 ?
+			    ",\n" : ",", profile_sample_values(p,
+			    &p->samples[keys[k].sample])[w->vi]);
+		}
+		fputs("]}", w->fp);
+	}
+	free(keys);
+}
+
+int
+speedscope_write(const struct profile *p, FILE *fp, size_t vi, const char *name)
+{
+	struct speedscope w;
+	struct timeline tl;
+	int timed;
+
+	memset(&w, 0, sizeof w);
+	w.p = p;
+	w.fp = fp;
+	w.vi = vi;
+	w.cap = 64;
+	w.stack = xcalloc(w.cap, sizeof *w.stack);
+	/* A timeline only where the value is a time: its weights are the
+	 * spans' lengths. */
+	timed = vi < p->nvalue_types && strcmp(profile_str(p,
+	    p->value_types[vi].unit), "nanoseconds") == 0 &&
+	    timeline_build(p, vi, &tl) == 0;
+	if (vi < p->nvalue_types)
+		speedscope_number(&w);
+	else
+		w.open = xcalloc(w.cap + 1, sizeof *w.open);
+	if (timed)
+		speedscope_mark_names(&w, &tl);
+
+	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n"
+	    "\"exporter\":\"rperf " PACKAGE_VERSION "\",\"name\":", fp);
+	json_write_string(fp, name != NULL ? name : "rperf", JSON_XML_SAFE);
+	fputs(",\"activeProfileIndex\":0,\n", fp);
+	speedscope_frames(&w);
+	fputs(",\n\"profiles\":[", fp);
+	if (timed)
+		speedscope_evented(&w, &tl);
+	else if (vi < p->nvalue_types)
+		speedscope_sampled(&w);
+	fputs("]}\n", fp);
+
+	if (timed)
+		timeline_release(&tl);
+	free(w.loc_frame);
+	free(w.frame_loc);
+	free(w.marks);
+	free(w.stack);
+	free(w.open);
+	if (fflush(fp) != 0 || ferror(fp)) {
+		if (errno == 0)
+			errno = EIO;
+		return -1;
+	}
+	return 0;
+}
