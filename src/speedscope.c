@@ -42,12 +42,56 @@ speedscope_counts(const struct speedscope *w, const struct profile_sample *s)
 	return profile_sample_values(w->p, s)[w->vi] > 0;
 }
 
-/* Number the locations the counted samples use. */
+/* The location id of every frame position, for the order of keys. */
+static const struct profile *speedscope_sort_p;
+static const uint64_t *speedscope_sort_locs;
+
+/* Locations LX and LY of P by what speedscope tells frames apart by:
+ * name, file, line. */
+static int
+speedscope_loc_key(const struct profile *p, uint64_t lx, uint64_t ly)
+{
+	const struct profile_location *x = &p->locations[lx - 1], *y = &p->locations[ly - 1];
+	str_id nx = 0, ny = 0, fx = 0, fy = 0;
+
+	if (x->function != 0 && x->function <= p->nfunctions) {
+		nx = p->functions[x->function - 1].name;
+		fx = p->functions[x->function - 1].filename;
+	}
+	if (y->function != 0 && y->function <= p->nfunctions) {
+		ny = p->functions[y->function - 1].name;
+		fy = p->functions[y->function - 1].filename;
+	}
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	if (fx != fy)
+		return fx < fy ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* For qsort: the positions of first use, by key, then position. */
+static const struct profile *speedscope_sort_p;
+static const uint64_t *speedscope_sort_locs;
+
+static int
+speedscope_loc_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int c = speedscope_loc_key(speedscope_sort_p, speedscope_sort_locs[x],
+	    speedscope_sort_locs[y]);
+
+	return c != 0 ? c : x < y ? -1 : x > y;
+}
+
+/* Number the frames of the locations the counted samples use, in the
+ * order of first use; locations that speedscope would not tell apart (a
+ * function's several entries, as without --lines) share one. */
 static void
 speedscope_number(struct speedscope *w)
 {
 	const struct profile *p = w->p;
-	size_t i, n = 0;
+	uint64_t *used = xcalloc(p->nlocations + 1, sizeof *used);
+	size_t i, n = 0, *order, *canon;
 	uint32_t j;
 
 	w->loc_frame = xcalloc(p->nlocations + 1, sizeof *w->loc_frame);
@@ -68,10 +112,35 @@ speedscope_number(struct speedscope *w)
 
 			if (l == 0 || l > p->nlocations || w->loc_frame[l] != 0)
 				continue;
-			w->frame_loc[n++] = l;
-			w->loc_frame[l] = (uint32_t)w->nframes++ + 1;
+			used[n++] = l;
+			w->loc_frame[l] = 1;	/* seen */
 		}
 	}
+	order = xcalloc(n + 1, sizeof *order);
+	canon = xcalloc(n + 1, sizeof *canon);
+	for (i = 0; i < n; i++)
+		order[i] = i;
+	speedscope_sort_p = p;
+	speedscope_sort_locs = used;
+	qsort(order, n, sizeof *order, speedscope_loc_cmp);
+	/* The first use of each key stands for the others. */
+	for (i = 0; i < n; i++) {
+		if (i > 0 && speedscope_loc_key(p, used[order[i - 1]], used[order[i]]) == 0)
+			canon[order[i]] = canon[order[i - 1]];
+		else
+			canon[order[i]] = order[i];
+	}
+	for (i = 0; i < n; i++) {
+		if (canon[i] == i) {
+			w->frame_loc[w->nframes - PROFILE_NSTATES] = used[i];
+			w->loc_frame[used[i]] = (uint32_t)w->nframes++ + 1;
+		} else {
+			w->loc_frame[used[i]] = w->loc_frame[used[canon[i]]];
+		}
+	}
+	free(order);
+	free(canon);
+	free(used);
 	w->open = xcalloc(w->cap + 1, sizeof *w->open);
 }
 
