@@ -1,0 +1,400 @@
+#!/bin/sh
+# Timelines: a profile with timestamps (record --no-aggregate) of
+# tests/fixtures/timeline.rb (a CPU-bound thread, one sleeping 50 ms at a
+# time, one reading a pipe, a forced GC) becomes speedscope's JSON and an
+# SVG timeline in which each thread shows its known pattern at the times
+# the fixture noted itself; the speedscope file loads in the real
+# speedscope (from the npm registry) in headless Chromium, the SVG renders
+# there too.  Without chromium, npm or the registry the browser checks
+# are skipped.
+. "$TEST_SRCDIR/test-lib.sh"
+
+# How far (ms) a state's edge may lie from the fixture's own clock
+# reading, once the offset of its first line from the sampler's start is
+# known.
+TOL_MS=${RPERF_TIMELINE_TOL_MS:-5}
+
+CHROMIUM=
+for c in chromium chromium-browser google-chrome; do
+	if command -v "$c" >/dev/null 2>&1; then
+		CHROMIUM=$c
+		break
+	fi
+done
+
+# Run headless Chromium on URL $1 and print the DOM after its scripts
+# ran (virtual time: the page's timers run without waiting).
+chrome_dom() {
+	_ud=$(mktemp -d "$TRASH/chrome.XXXXXX")
+	timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
+		--disable-quic --no-first-run --disable-background-networking \
+		--disable-component-update --disable-sync --disable-extensions \
+		--user-data-dir="$_ud" --virtual-time-budget=10000 --dump-dom "$1" \
+		2>>"$TRASH/chrome.err"
+}
+
+# A screenshot of URL $1 into $2, $3 pixels wide and $4 high.
+chrome_shot() {
+	_ud=$(mktemp -d "$TRASH/chrome.XXXXXX")
+	timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu \
+		--disable-quic --no-first-run --disable-background-networking \
+		--disable-component-update --disable-sync --disable-extensions \
+		--user-data-dir="$_ud" --virtual-time-budget=10000 \
+		--window-size="$3,$4" --hide-scrollbars --screenshot="$2" "$1" \
+		2>>"$TRASH/chrome.err"
+}
+
+# Append comments to a gzipped pprof profile (argv: file, comments...):
+# a string table entry and a comment naming it each, as protobuf allows
+# a repeated field to continue anywhere.  The user marks (Rperf.mark) are
+# such comments: "mark: PID THREAD START END NAME".
+cat >addcomment.py <<'PY'
+import gzip, sys
+
+def varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1
+        v |= (c & 0x7f) << s; s += 7
+        if c < 0x80:
+            return v, i
+
+def enc(v):
+    out = bytearray()
+    while True:
+        c = v & 0x7f; v >>= 7
+        out.append(c | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+raw = gzip.decompress(open(sys.argv[1], 'rb').read())
+i = nstr = 0
+while i < len(raw):
+    key, i = varint(raw, i)
+    wire = key & 7
+    if wire == 0:
+        _, i = varint(raw, i)
+    elif wire == 2:
+        n, i = varint(raw, i)
+        i += n
+    elif wire == 1:
+        i += 8
+    elif wire == 5:
+        i += 4
+    if key >> 3 == 6:
+        nstr += 1
+out = bytearray(raw)
+for c in sys.argv[2:]:
+    s = c.encode()
+    out += b'\x32' + enc(len(s)) + s + b'\x68' + enc(nstr)
+    nstr += 1
+open(sys.argv[1], 'wb').write(gzip.compress(bytes(out)))
+PY
+
+# How many distinct colours a PNG screenshot has (argv: file, and
+# optionally x0 y0 x1 y1 to look at that box only): a blank page has one
+# or two.  A plain PNG reader (8-bit RGB or RGBA, as Chromium writes).
+cat >pngcolors.py <<'PY'
+import struct, sys, zlib
+b = open(sys.argv[1], 'rb').read()
+assert b[:8] == b'\x89PNG\r\n\x1a\n'
+i, idat = 8, b''
+while i < len(b):
+    n, t = struct.unpack('>I4s', b[i:i + 8])
+    body = b[i + 8:i + 8 + n]
+    if t == b'IHDR':
+        w, h, depth, ctype = struct.unpack('>IIBB', body[:10])
+    elif t == b'IDAT':
+        idat += body
+    i += 12 + n
+assert depth == 8 and ctype in (2, 6), (depth, ctype)
+bpp = 3 if ctype == 2 else 4
+raw, stride = zlib.decompress(idat), w * bpp
+x0, y0, x1, y1 = (int(v) for v in sys.argv[2:6]) if len(sys.argv) > 5 else (0, 0, w, h)
+prev, colors, pos = bytearray(stride), set(), 0
+for y in range(h):
+    f, line = raw[pos], bytearray(raw[pos + 1:pos + 1 + stride])
+    pos += 1 + stride
+    for x in range(stride):
+        a = line[x - bpp] if x >= bpp else 0
+        c = prev[x - bpp] if x >= bpp else 0
+        if f == 1: line[x] = (line[x] + a) & 255
+        elif f == 2: line[x] = (line[x] + prev[x]) & 255
+        elif f == 3: line[x] = (line[x] + (a + prev[x]) // 2) & 255
+        elif f == 4:
+            p = a + prev[x] - c
+            pa, pb, pc = abs(p - a), abs(p - prev[x]), abs(p - c)
+            line[x] = (line[x] + (a if pa <= pb and pa <= pc else prev[x] if pb <= pc else c)) & 255
+    prev = line
+    if y0 <= y < y1:
+        for x in range(x0, min(x1, w)):
+            colors.add(bytes(line[x * bpp:x * bpp + 3]))
+print(len(colors))
+PY
+
+# The checks of a speedscope file (argv: file, the fixture's times): the
+# schema's shape, events nested and in time order, each thread's pattern
+# at the fixture's times.  Prints what it found; fails on the first
+# mismatch.
+cat >check_speedscope.py <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = json.load(open(sys.argv[2]))
+tol = float(sys.argv[3])
+assert d['$schema'] == 'https://www.speedscope.app/file-format-schema.json'
+frames = d['shared']['frames']
+assert all(isinstance(f['name'], str) for f in frames)
+prof = {}
+for p in d['profiles']:
+    assert p['type'] == 'evented' and p['unit'] == 'nanoseconds', p['name']
+    assert p['startValue'] == 0 and p['endValue'] > 0
+    stack, last, spans = [], 0, []
+    for e in p['events']:
+        assert e['at'] >= last, (p['name'], 'time goes back', e)
+        assert e['at'] <= p['endValue'], (p['name'], 'after the end', e)
+        last = e['at']
+        if e['type'] == 'O':
+            stack.append((e['frame'], e['at']))
+        else:
+            assert stack and stack[-1][0] == e['frame'], (p['name'], 'not nested', e)
+            f, at = stack.pop()
+            spans.append((frames[f]['name'], at / 1e6, e['at'] / 1e6, len(stack)))
+    assert not stack, (p['name'], 'frames left open')
+    prof[p['name']] = spans
+print('profiles:', sorted(prof))
+
+def state(name, frame):
+    # The spans of pseudo-frame FRAME of profile NAME, adjacent ones merged.
+    out = []
+    for f, a, b, _ in sorted(s for s in prof[name] if s[0] == frame):
+        if out and a - out[-1][1] < 0.01:
+            out[-1][1] = b
+        else:
+            out.append([a, b])
+    return out
+
+def thread(label):
+    names = [n for n in prof if n.startswith('thread ') and n.endswith('(' + label + ')')]
+    assert len(names) == 1, (label, sorted(prof))
+    return names[0]
+
+sleeps = [e for e in ev if e[0] == 'sleep']
+reads = [e for e in ev if e[0] == 'read']
+gc = [e for e in ev if e[0] == 'gc'][0]
+# The sleeper is blocked 50 ms five times; the offset of the fixture's
+# clock is where its first line ran on the profile's.
+naps = [s for s in state(thread('sleeper'), '[GVL blocked]') if s[1] - s[0] >= 40]
+assert len(naps) == len(sleeps) == 5, (naps, sleeps)
+offs = sorted(n[0] - s[1] for n, s in zip(naps, sleeps))
+off = offs[2]
+print('offset: %.2f ms' % off)
+assert 0 <= off < 3000, off
+for n, s in zip(naps, sleeps):
+    assert abs(n[0] - off - s[1]) <= tol, ('sleep starts', n, s, off)
+    assert 45 <= n[1] - n[0] <= 50 + 2 * tol, ('sleep lasts', n)
+    # after the sleep, it waits for the GVL until the fixture's reading
+    back = [w for w in state(thread('sleeper'), '[GVL wait]') if abs(w[0] - n[1]) < 1]
+    end = back[0][1] if back else n[1]
+    assert abs(end - off - s[2]) <= tol, ('sleep ends', n, back, s, off)
+print('sleeper: 5 naps of 50 ms at the right times')
+# The reader is blocked from each read's start until the pipe has data.
+blocked = state(thread('reader'), '[GVL blocked]')
+idle = sorted(blocked + state(thread('reader'), '[GVL wait]'))
+for r in reads:
+    b = [x for x in blocked if abs(x[0] - off - r[1]) <= tol]
+    assert b, ('read starts', r, blocked, off)
+    covered = [x for x in idle if x[0] <= r[2] + off - tol and x[1] >= r[1] + off + tol]
+    merged = [x for x in idle if r[1] + off - tol <= x[0] and x[1] <= r[2] + off + tol]
+    assert sum(x[1] - x[0] for x in merged) >= r[2] - r[1] - 2 * tol, ('read waits', r, merged)
+print('reader: 3 reads blocked at the right times')
+# The CPU thread is never blocked; it runs or waits for the GVL.
+assert not [x for x in state(thread('cpu'), '[GVL blocked]') if x[1] - x[0] > 1]
+busy = sum(b - a for f, a, b, depth in prof[thread('cpu')] if depth == 0)
+waits = sum(b - a for a, b in state(thread('cpu'), '[GVL wait]'))
+assert busy - waits > 200, (busy, waits)
+print('cpu: runs %.0f ms, never blocked' % (busy - waits))
+# The forced GC marks within the fixture's GC.start.
+main = [n for n in prof if n.startswith('thread 1') and not n.startswith('marks')][0]
+marking = [x for x in state(main, '[GC marking]')
+           if gc[1] + off - tol <= x[0] and x[1] <= gc[2] + off + tol]
+assert marking, ('gc', state(main, '[GC marking]'), gc, off)
+print('gc: marked in GC.start')
+json.dump({'offset': off}, open('offset.json', 'w'))
+PY
+
+test_expect_success 'record the fixture with timestamps' '
+	"$RPERF" record -q -m wall --no-aggregate -o t.pb.gz \
+		"$FIXTURES/timeline.rb" times.json &&
+	cat times.json &&
+	"$RPERF" report t.pb.gz >t.txt &&
+	test_grep "^  3 \(sleeper\)" t.txt
+'
+
+test_expect_success 'speedscope: an evented profile a thread, each pattern at its time' '
+	"$RPERF" report -o t.speedscope.json t.pb.gz &&
+	python3 check_speedscope.py t.speedscope.json times.json "$TOL_MS" &&
+	"$RPERF" report --format speedscope t.pb.gz >stdout.json &&
+	cmp t.speedscope.json stdout.json
+'
+
+test_expect_success 'speedscope: names escaped, frames shared, exporter named' '
+	python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [(f[\"name\"], f.get(\"file\"), f.get(\"line\")) for f in d[\"shared\"][\"frames\"]]
+assert len(names) == len(set(names)), \"a frame is repeated\"
+assert d[\"exporter\"].startswith(\"rperf \")
+assert d[\"shared\"][\"frames\"][:4] == [{\"name\": \"[GVL blocked]\"}, {\"name\": \"[GVL wait]\"}, {\"name\": \"[GC marking]\"}, {\"name\": \"[GC sweeping]\"}]
+assert any(f[\"name\"] == \"Object#nap\" and f[\"file\"].endswith(\"timeline.rb\") for f in d[\"shared\"][\"frames\"])
+" t.speedscope.json &&
+	! grep -q "[<>&]" t.speedscope.json
+'
+
+test_expect_success 'speedscope: marks are a profile per thread, nested' '
+	cp t.pb.gz m.pb.gz &&
+	python3 addcomment.py m.pb.gz "mark: 0 3 400000000 600000000 request <a&b>" \
+		"mark: 0 3 450000000 500000000 db" \
+		"mark: 0 3 480000000 650000000 overlaps" \
+		"mark: 0 9 100000000 200000000 elsewhere" &&
+	"$RPERF" report -o m.speedscope.json m.pb.gz &&
+	python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+fr = d[\"shared\"][\"frames\"]
+ps = {p[\"name\"]: p for p in d[\"profiles\"]}
+names = [p[\"name\"] for p in d[\"profiles\"]]
+i = names.index(\"thread 3 (sleeper)\")
+assert names[i + 1] == \"marks: thread 3 (sleeper)\", names
+assert names[-1] == \"marks: thread 9\", names
+ev = [(e[\"type\"], fr[e[\"frame\"]][\"name\"], e[\"at\"]) for e in ps[\"marks: thread 3 (sleeper)\"][\"events\"]]
+assert ev == [(\"O\", \"request <a&b>\", 400000000), (\"O\", \"db\", 450000000),
+    (\"O\", \"overlaps\", 480000000), (\"C\", \"overlaps\", 500000000),
+    (\"C\", \"db\", 500000000), (\"C\", \"request <a&b>\", 600000000)], ev
+print(ev)
+" m.speedscope.json >marks.out &&
+	cat marks.out &&
+	python3 check_speedscope.py m.speedscope.json times.json "$TOL_MS"
+'
+
+test_expect_success 'speedscope without timestamps: a sampled profile a thread' '
+	"$RPERF" record -q -m wall -o agg.pb.gz "$FIXTURES/threads.rb" 2 &&
+	"$RPERF" report -o agg.speedscope.json agg.pb.gz &&
+	"$RPERF" report -o agg.folded agg.pb.gz &&
+	python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+total = 0
+for p in d[\"profiles\"]:
+    assert p[\"type\"] == \"sampled\" and p[\"unit\"] == \"nanoseconds\"
+    assert len(p[\"samples\"]) == len(p[\"weights\"]) > 0
+    assert p[\"endValue\"] == sum(p[\"weights\"])
+    assert all(0 <= f < len(d[\"shared\"][\"frames\"]) for s in p[\"samples\"] for f in s)
+    total += sum(p[\"weights\"])
+print(len(d[\"profiles\"]), total)
+" agg.speedscope.json >agg.out &&
+	cat agg.out &&
+	test "$(cut -d" " -f1 agg.out)" -ge 3 &&
+	test "$(cut -d" " -f2 agg.out)" = "$(folded_sum agg.folded)" &&
+	"$RPERF" record -q -o rec.speedscope.json "$FIXTURES/threads.rb" 2 &&
+	python3 -m json.tool rec.speedscope.json >/dev/null &&
+	printf "a;b 5\na;c 7\n" | "$RPERF" report --format speedscope - >f.json &&
+	python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d[\"profiles\"][0][\"weights\"] == [5, 7], d
+" f.json
+'
+
+# --- speedscope itself, in a browser ---
+
+# speedscope's static page, from the npm registry only, kept in the build
+# tree (tests/speedscope) so that a second run needs no network.
+SPEEDSCOPE_VERSION=${RPERF_SPEEDSCOPE_VERSION:-1.25.0}
+speedscope_page() {
+	_cache=$TEST_BUILDDIR/speedscope
+	_tgz=$_cache/speedscope-$SPEEDSCOPE_VERSION.tgz
+	if ! test -s "$_tgz"; then
+		command -v npm >/dev/null 2>&1 || return 1
+		mkdir -p "$_cache" &&
+		(cd "$_cache" && timeout 300 npm pack --silent \
+			"speedscope@$SPEEDSCOPE_VERSION" >/dev/null 2>"$TRASH/npm.err") ||
+			return 1
+		test -s "$_tgz" || return 1
+	fi
+	mkdir -p www pkg &&
+	tar xzf "$_tgz" -C pkg &&
+	cp -R pkg/package/dist/release/. www/ &&
+	test -f www/index.html
+}
+
+# Serve www/ on 127.0.0.1 (a free port, in $PORT); the server is stopped
+# by its pid at the end.
+serve() {
+	(cd www && exec python3 -u -m http.server 0 --bind 127.0.0.1) \
+		>http.log 2>&1 &
+	HTTP_PID=$!
+	for _i in 1 2 3 4 5 6 7 8 9 10; do
+		PORT=$(sed -n "s/^Serving HTTP on 127.0.0.1 port \([0-9]*\).*/\1/p" http.log)
+		test -n "$PORT" && return 0
+		sleep 0.5
+	done
+	return 1
+}
+stop_serving() {
+	test -n "$HTTP_PID" && kill "$HTTP_PID" 2>/dev/null
+	HTTP_PID=
+}
+
+if test -z "$CHROMIUM"; then
+	test_skip 'speedscope in a browser' 'no chromium: apt-get install chromium'
+elif ! speedscope_page; then
+	test_skip 'speedscope in a browser' "speedscope $SPEEDSCOPE_VERSION not available from the npm registry"
+elif ! serve; then
+	test_fail 'python3 -m http.server did not start'
+else
+	# speedscope as it is, with a first script that notes what would
+	# otherwise be lost in a headless run: script errors, console
+	# errors and alerts (an import that fails alerts).
+	sed 's|<head>|<head><script>var rperfErrs = []; window.onerror = function (m) { rperfErrs.push(String(m)); }; window.alert = function (m) { rperfErrs.push("alert: " + m); }; var rperfCE = console.error; console.error = function () { rperfErrs.push("console: " + Array.prototype.join.call(arguments, " ")); rperfCE.apply(console, arguments); }; setTimeout(function () { var p = document.createElement("pre"); p.id = "rperf-errors"; p.textContent = "errors=" + rperfErrs.length + " " + rperfErrs.join("\|"); document.documentElement.appendChild(p); }, 5000);</script>|' \
+		www/index.html >www/check.html
+	cp t.speedscope.json m.speedscope.json www/
+	echo '{"not": "a profile"}' >www/bad.json
+
+	test_expect_success 'speedscope renders every thread of the file' '
+		chrome_dom "http://127.0.0.1:$PORT/check.html#profileURL=http://127.0.0.1:$PORT/t.speedscope.json" >ss.dom &&
+		grep -o "errors=[^<]*" ss.dom >ss.errors &&
+		cat ss.errors &&
+		test_grep "^errors=0 $" ss.errors &&
+		grep -q "thread 1 <span[^>]*>(1/4)</span>" ss.dom &&
+		for t in "thread 1" "thread 2 (cpu)" "thread 3 (sleeper)" "thread 4 (reader)"; do
+			grep -F -q "title=\"$t\"" ss.dom || { echo "no $t" >&2; false; } || return 1
+		done &&
+		! grep -q -i "something went wrong\|unrecognized format" ss.dom
+	'
+
+	test_expect_success 'speedscope renders the marks and escaped names' '
+		chrome_dom "http://127.0.0.1:$PORT/check.html#profileURL=http://127.0.0.1:$PORT/m.speedscope.json" >m.dom &&
+		grep -o "errors=[^<]*" m.dom >m.errors &&
+		test_grep "^errors=0 $" m.errors &&
+		grep -q "(1/6)</span>" m.dom &&
+		grep -F -q "title=\"marks: thread 3 (sleeper)\"" m.dom &&
+		grep -F -q "title=\"marks: thread 9\"" m.dom
+	'
+
+	test_expect_success 'a file speedscope cannot read is noticed (the check works)' '
+		chrome_dom "http://127.0.0.1:$PORT/check.html#profileURL=http://127.0.0.1:$PORT/bad.json" >bad.dom &&
+		grep -o "errors=[^<]*" bad.dom >bad.errors &&
+		cat bad.errors &&
+		! grep -q "^errors=0 $" bad.errors
+	'
+
+	test_expect_success 'a screenshot of speedscope is not blank' '
+		chrome_shot "http://127.0.0.1:$PORT/index.html#profileURL=http://127.0.0.1:$PORT/t.speedscope.json" ss.png 1400 800 &&
+		python3 pngcolors.py ss.png >ss.colors &&
+		cat ss.colors &&
+		test "$(cat ss.colors)" -gt 20
+	'
+	stop_serving
+fi
+
+test_done
