@@ -19,6 +19,7 @@
 #include "profile.h"
 #include "report.h"
 #include "text.h"
+#include "timeline.h"
 #include "xmalloc.h"
 
 /* The default cut of --tree, in percent of the total. */
@@ -32,6 +33,7 @@ enum {
 	CMD_REPORT_OPT_TREE,
 	CMD_REPORT_OPT_SAMPLE_INDEX,
 	CMD_REPORT_OPT_LIST,
+	CMD_REPORT_OPT_TIMELINE,
 };
 
 static const struct cmd_option cmd_report_options[] = {
@@ -53,6 +55,9 @@ static const struct cmd_option cmd_report_options[] = {
 	{ "tree", 0, 0, no_argument, NULL,
 	  "print the call tree, root first, instead of the tables", NULL,
 	  CMD_REPORT_OPT_TREE, 0 },
+	{ "timeline", 0, 0, no_argument, NULL,
+	  "draw the SVG timeline (each thread's states along time) instead of the flame graph",
+	  NULL, CMD_REPORT_OPT_TIMELINE, 0 },
 	{ "list", 0, 0, no_argument, NULL,
 	  "FILE is a directory: list its profiles (slow requests, jobs), slowest first",
 	  NULL, CMD_REPORT_OPT_LIST, 0 },
@@ -69,6 +74,7 @@ struct cmd_report {
 	int has_min_pct;
 	int tree;
 	int list;		/* --list: INPUT is a directory */
+	int timeline;		/* --timeline: the SVG is the timeline */
 	const char *sample_index;	/* --sample-index, or NULL */
 	struct profile *p;
 	int64_t total_read;	/* the total before the filters */
@@ -129,6 +135,27 @@ cmd_report_write_tree(FILE *fp, void *arg)
 	return rc;
 }
 
+/* Whether R's profile can be drawn as a timeline; if not, say why. */
+static int
+cmd_report_check_timeline(const struct cmd_report *r)
+{
+	size_t vi = profile_value_index(r->p, r->topts.value_index);
+	const char *name = strcmp(r->input, "-") == 0 ? "standard input" : r->input;
+
+	if (!timeline_has_times(r->p)) {
+		error_print("'%s' has no timestamps to draw a timeline from: record "
+		    "it with --no-aggregate", name);
+		return -1;
+	}
+	if (strcmp(profile_str(r->p, r->p->value_types[vi].unit), "nanoseconds") != 0) {
+		error_print("'%s': --timeline draws time, and %s is not a time "
+		    "(choose one with --sample-index)", name,
+		    profile_str(r->p, r->p->value_types[vi].type));
+		return -1;
+	}
+	return 0;
+}
+
 /* Parse the command line into R; usage errors exit 2. */
 static void
 cmd_report_parse(struct cmd_report *r, int argc, char **argv)
@@ -173,6 +200,9 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 		case CMD_REPORT_OPT_LIST:
 			r->list = 1;
 			break;
+		case CMD_REPORT_OPT_TIMELINE:
+			r->timeline = 1;
+			break;
 		case CMD_REPORT_OPT_SAMPLE_INDEX:
 			r->sample_index = optarg;
 			break;
@@ -195,7 +225,11 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 	if (r->format == NULL && strcmp(r->output, "-") != 0)
 		r->format = format_by_path(r->output, FORMAT_CONVERT);
 	if (r->format == NULL)
-		r->format = &format_text;
+		r->format = r->timeline ? &format_svg : &format_text;
+	if (r->timeline && r->format != &format_svg)
+		cmd_usage_error(e, "--timeline draws an SVG, not %s%s", r->format->name,
+		    r->format == &format_speedscope ? " (a speedscope file of a "
+		    "profile with timestamps is a timeline already)" : "");
 	if (r->tree && !(r->format->flags & FORMAT_TREE))
 		cmd_usage_error(e, "--tree writes text, not %s", r->format->name);
 	if ((r->format->flags & FORMAT_BINARY) && strcmp(r->output, "-") == 0 &&
@@ -240,6 +274,11 @@ cmd_report_exec(int argc, char **argv)
 	if (r.sample_index != NULL)
 		r.topts.value_index = cmd_sample_index(&cmd_report_entry, r.p,
 		    r.sample_index, r.input);
+	if (r.timeline && cmd_report_check_timeline(&r) != 0) {
+		profile_free(r.p);
+		report_filter_release(&r.filter);
+		return RPERF_EXIT_FAILURE;
+	}
 	r.total_read = profile_total(r.p, profile_value_index(r.p,
 	    r.topts.value_index));
 	report_filter_apply(r.p, &r.filter);
@@ -257,6 +296,7 @@ cmd_report_exec(int argc, char **argv)
 		memset(&fo, 0, sizeof fo);
 		fo.text = &r.topts;
 		fo.source = r.input;
+		fo.timeline = r.timeline;
 		if (report_filter_active(&r.filter))
 			fo.subtitle = report_filter_describe(&r.filter);
 		rc = profile_write_file(r.p, r.output, r.format, &fo, err, sizeof err);

@@ -43,6 +43,9 @@ struct format_opts {
 	 * title when the profile names no command. */
 	const char *source;
 	const char *subtitle;	/* a second title line (the filters) */
+	/* svg: the timeline of a profile with timestamps instead of the
+	 * flame graph (rperf report --timeline). */
+	int timeline;
 };
 
 struct format {
