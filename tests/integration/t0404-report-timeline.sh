@@ -305,6 +305,117 @@ assert d[\"profiles\"][0][\"weights\"] == [5, 7], d
 " f.json
 '
 
+# --- the SVG timeline ---
+
+# The data of an SVG timeline (the object the script reads) as JSON.
+cat >tldata.py <<'PY'
+import json, re, sys
+svg = open(sys.argv[1]).read()
+m = re.search(r'var tl = (\{.*?\});\n', svg, re.S)
+json.dump(json.loads(m.group(1)), sys.stdout)
+PY
+
+# The checks of an SVG timeline's data (argv: its JSON, the fixture's
+# times, the tolerance): a lane per thread, the sleeper's, reader's and
+# GC's states at the fixture's times.
+cat >check_svg.py <<'PY'
+import json, sys
+tl = json.load(open(sys.argv[1]))
+ev = json.load(open(sys.argv[2]))
+tol = float(sys.argv[3])
+off = json.load(open('offset.json'))['offset']
+lanes = {l['name']: l for l in tl['lanes']}
+print('lanes:', sorted(lanes))
+for want in ('thread 2 (cpu)', 'thread 3 (sleeper)', 'thread 4 (reader)'):
+    assert want in lanes, want
+
+def runs(name, state):
+    # (start, end) in ms of the runs of pieces mainly in STATE.
+    p, out = lanes[name]['p'], []
+    for i in range(0, len(p), 5):
+        if p[i + 2] != state:
+            continue
+        a, b = p[i] / 1000.0, (p[i] + p[i + 1]) / 1000.0
+        if out and a - out[-1][1] < 0.01:
+            out[-1][1] = b
+        else:
+            out.append([a, b])
+    return out
+
+sleeps = [e for e in ev if e[0] == 'sleep']
+naps = [r for r in runs('thread 3 (sleeper)', 1) if r[1] - r[0] >= 40]
+assert len(naps) == 5, naps
+for n, s in zip(naps, sleeps):
+    assert abs(n[0] - off - s[1]) <= tol, ('sleep starts', n, s)
+    assert 45 <= n[1] - n[0] <= 50 + 2 * tol, ('sleep lasts', n)
+blocked = runs('thread 4 (reader)', 1)
+for r in [e for e in ev if e[0] == 'read']:
+    assert [b for b in blocked if abs(b[0] - off - r[1]) <= tol], ('read', r, blocked)
+gc = [e for e in ev if e[0] == 'gc'][0]
+main = [n for n in lanes if n.startswith('thread 1')][0]
+marking = [r for r in runs(main, 3) if gc[1] + off - tol <= r[0] and r[1] <= gc[2] + off + tol]
+assert marking, ('gc', runs(main, 3), gc)
+assert not [r for r in runs('thread 2 (cpu)', 1) if r[1] - r[0] > 1]
+stacks = [[tl['names'][i] for i in s[1:]] for s in tl['stacks']]
+assert any(s[:2] == ['Kernel#sleep', 'Object#nap'] for s in stacks), stacks
+print('ok: states at the fixture times, offset %.2f ms' % off)
+PY
+
+test_expect_success 'report --timeline -o x.svg: well-formed, a lane per thread' '
+	"$RPERF" report --timeline -o t.svg t.pb.gz &&
+	sed -n 2p t.svg | grep -q "^<svg " &&
+	python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" t.svg &&
+	test "$(grep -c "<script" t.svg)" -eq 1 &&
+	! grep -E -q "(src|href)=\"http" t.svg &&
+	grep -q "<text id=\"title\"[^>]*>Timeline: rperf record" t.svg &&
+	python3 tldata.py t.svg >t.tl.json &&
+	python3 check_svg.py t.tl.json times.json "$TOL_MS"
+'
+
+test_expect_success 'SVG timeline: marks in their own rows, names escaped' '
+	"$RPERF" report --timeline -o m.svg m.pb.gz &&
+	python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" m.svg &&
+	! grep -q "<a&b>" m.svg &&
+	python3 tldata.py m.svg >m.tl.json &&
+	python3 -c "
+import json, sys
+tl = json.load(open(sys.argv[1]))
+lanes = {l[\"name\"]: l for l in tl[\"lanes\"]}
+m = lanes[\"thread 3 (sleeper)\"][\"m\"]
+assert m == [[400000, 200000, 0, \"request <a&b>\"], [450000, 50000, 1, \"db\"],
+    [480000, 170000, 2, \"overlaps\"]], m
+assert lanes[\"thread 3 (sleeper)\"][\"rows\"] == 3
+assert lanes[\"thread 9\"][\"m\"] == [[100000, 100000, 0, \"elsewhere\"]]
+assert lanes[\"thread 9\"][\"p\"] == []
+assert lanes[\"thread 2 (cpu)\"][\"rows\"] == 0
+" m.tl.json &&
+	python3 check_svg.py m.tl.json times.json "$TOL_MS"
+'
+
+test_expect_success '--timeline errors: no timestamps (1), not an SVG (2)' '
+	"$RPERF" record -q -o agg2.pb.gz "$FIXTURES/sleeper.rb" 0.01 &&
+	test_expect_code 1 "$RPERF" report --timeline -o no.svg agg2.pb.gz 2>err &&
+	cat err &&
+	test_grep "rperf report: .agg2.pb.gz. has no timestamps" err &&
+	test_grep "no-aggregate" err &&
+	! test -e no.svg &&
+	test_expect_code 1 "$RPERF" report --timeline --format svg agg.folded 2>err &&
+	test_grep "agg.folded. has no timestamps" err &&
+	test_expect_code 2 "$RPERF" report --timeline -o x.txt t.pb.gz 2>err &&
+	test_grep "timeline draws an SVG, not text" err &&
+	test_expect_code 2 "$RPERF" report --timeline --format pprof t.pb.gz 2>err &&
+	test_expect_code 2 "$RPERF" report --timeline -o x.speedscope.json t.pb.gz 2>err &&
+	test_grep "not speedscope" err &&
+	test_expect_code 2 "$RPERF" report --timeline --tree t.pb.gz 2>err &&
+	! test -e x.txt && ! test -e x.speedscope.json &&
+	"$RPERF" report --timeline t.pb.gz >stdout.svg &&
+	cmp stdout.svg t.svg &&
+	"$RPERF" report --timeline --tagfocus thread_name=nobody -o none.svg t.pb.gz &&
+	python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" none.svg &&
+	test_expect_code 1 "$RPERF" report --timeline --sample-index samples -o s.svg t.pb.gz 2>err &&
+	test_grep "is not a time" err
+'
+
 # --- speedscope itself, in a browser ---
 
 # speedscope's static page, from the npm registry only, kept in the build
