@@ -56,7 +56,7 @@ static const struct cmd_option cmd_report_options[] = {
 	  "print the call tree, root first, instead of the tables", NULL,
 	  CMD_REPORT_OPT_TREE, 0 },
 	{ "timeline", 0, 0, no_argument, NULL,
-	  "draw the SVG timeline (each thread's states along time) instead of the flame graph",
+	  "the SVG is a timeline of the threads, not the flame graph",
 	  NULL, CMD_REPORT_OPT_TIMELINE, 0 },
 	{ "list", 0, 0, no_argument, NULL,
 	  "FILE is a directory: list its profiles (slow requests, jobs), slowest first",
