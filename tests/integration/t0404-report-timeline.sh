@@ -421,10 +421,92 @@ test_expect_success '--timeline errors: no timestamps (1), not an SVG (2)' '
 	test_grep "is not a time" err
 '
 
+# A synthetic timeline profile (argv: file, threads, seconds): 1 ms spans
+# at 1000 Hz whose state changes at random (running mostly, GVL wait,
+# blocked, now and then GC marking), stacks that keep a base for ~100 ms
+# and change their top at every sample: about the worst a real minute
+# could be.  Written as gzipped pprof by hand.
+cat >genbig.py <<'PY'
+import gzip, random, sys
+threads, seconds = int(sys.argv[2]), float(sys.argv[3])
+random.seed(7)
+def varint(v):
+    out = bytearray()
+    if v < 0: v += 1 << 64
+    while True:
+        c = v & 0x7f; v >>= 7
+        out.append(c | (0x80 if v else 0))
+        if not v: return bytes(out)
+def field(n, wire, payload):
+    return varint(n << 3 | wire) + payload
+def ld(n, b): return field(n, 2, varint(len(b)) + b)
+def num(n, v): return field(n, 0, varint(v))
+strings, sidx = [''], {'': 0}
+def s(x):
+    if x not in sidx: sidx[x] = len(strings); strings.append(x)
+    return sidx[x]
+out = bytearray()
+out += ld(1, num(1, s('samples')) + num(2, s('count')))
+out += ld(1, num(1, s('wall')) + num(2, s('nanoseconds')))
+nf = 300
+for i in range(1, nf + 1):
+    out += ld(5, num(1, i) + num(2, s('Klass%d#method_%d' % (i % 17, i))) + num(4, s('app/file%d.rb' % (i % 23))))
+    out += ld(4, num(1, i) + ld(4, num(1, i) + num(2, 10 + i)))
+lab = lambda k, v: ld(3, num(1, s(k)) + (num(2, s(v)) if isinstance(v, str) else num(3, v)))
+n = int(seconds * 1000)
+for th in range(1, threads + 1):
+    base = []
+    for k in range(n):
+        if k % 100 == 0:
+            base = [random.randint(1, nf) for _ in range(random.randint(8, 20))]
+        top = [random.randint(1, nf) for _ in range(random.randint(1, 4))]
+        locs = (base + top)[::-1]
+        r = random.random()
+        labels = lab('thread', th) + lab('thread_name', 'worker-%d' % th) + lab('timestamp', (k + 1) * 1000000)
+        if r < 0.2: labels += lab('%GVL', 'wait')
+        elif r < 0.3: labels += lab('%GVL', 'blocked')
+        elif r < 0.32: labels += lab('%GC', 'mark')
+        body = ld(1, b''.join(varint(l) for l in locs)) + ld(2, varint(1) + varint(1000000)) + labels
+        out += ld(2, body)
+out += num(12, 1000000) + ld(11, num(1, s('wall')) + num(2, s('nanoseconds')))
+head = bytearray()
+for x in strings: head += ld(6, x.encode())
+open(sys.argv[1], 'wb').write(gzip.compress(bytes(head + out), 1))
+PY
+
+test_expect_success 'a minute at 1000 Hz: small files, written quickly' '
+	python3 genbig.py big.pb.gz 2 60 &&
+	start=$(date +%s) &&
+	"$RPERF" report --timeline -o big.svg big.pb.gz &&
+	"$RPERF" report -o big.speedscope.json big.pb.gz &&
+	end=$(date +%s) &&
+	svg=$(wc -c <big.svg) && ss=$(wc -c <big.speedscope.json) &&
+	echo "svg: $svg bytes, speedscope: $ss bytes, $((end - start)) s" &&
+	test "$svg" -lt 2000000 &&
+	test "$ss" -lt 40000000 &&
+	test $((end - start)) -lt 60 &&
+	python3 tldata.py big.svg >big.tl.json &&
+	python3 -c "
+import json, sys
+tl = json.load(open(sys.argv[1]))
+for l in tl[\"lanes\"]:
+    n = len(l[\"p\"]) // 5
+    print(l[\"name\"], n, \"pieces\")
+    assert 1000 < n <= 10300, n
+    assert l[\"p\"][0] == 0 and abs(l[\"p\"][-5] + l[\"p\"][-4] - 60000000) < 10000
+" big.tl.json &&
+	python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d[\"profiles\"]) == 2 and len(d[\"shared\"][\"frames\"]) == 304
+" big.speedscope.json
+'
+
 # --- the SVG timeline in a browser ---
 
-# Wrap timeline $1 into HTML page $2 that then runs tlcheck.js and writes
-# what it found into <pre id=result>.
+# Wrap timeline $1 into HTML page $2 that then runs the check script $3
+# (tlcheck.js by default), which writes what it found into <pre
+# id=result>.
 wrap() {
 	{
 		printf '<!DOCTYPE html>\n<html><head><meta charset="utf-8">\n'
@@ -432,7 +514,7 @@ wrap() {
 		printf '</head><body style="margin:0">\n'
 		sed 1d "$1"
 		printf '<script>\n'
-		cat tlcheck.js
+		cat "${3:-tlcheck.js}"
 		printf '</script></body></html>\n'
 	} >"$2"
 }
@@ -511,6 +593,26 @@ cat >tlcheck.js <<'JS'
 })();
 JS
 
+cat >bigcheck.js <<'JS'
+(function () {
+	var out = [];
+	try {
+		out.push('errors=' + errs.length + ' ' + errs.join('|'));
+		zoomTo(1e6, 2e6);
+		out.push('zoomed=' + document.querySelectorAll('#lanes rect.st').length);
+		unzoom();
+		out.push('full=' + document.querySelectorAll('#lanes rect.st').length);
+		out.push('ms=' + Math.round(performance.now()));
+	} catch (e) {
+		out.push('exception=' + e);
+	}
+	var pre = document.createElement('pre');
+	pre.id = 'result';
+	pre.textContent = out.join('\n');
+	document.body.appendChild(pre);
+})();
+JS
+
 if test -z "$CHROMIUM"; then
 	test_skip 'the SVG timeline in a browser' 'no chromium: apt-get install chromium'
 else
@@ -535,6 +637,16 @@ else
 		test_grep "^sel=200$" m.res &&
 		test_grep "^drag=true$" m.res &&
 		test_grep "^escape=true$" m.res
+	'
+
+	test_expect_success 'the timeline of a minute at 1000 Hz renders quickly' '
+		wrap big.svg big.html bigcheck.js &&
+		chrome_dom "file://$TRASH/big.html" | results >big.res &&
+		cat big.res &&
+		test_grep "^errors=0 $" big.res &&
+		z=$(sed -n "s/^zoomed=//p" big.res) && test "$z" -gt 10 &&
+		f=$(sed -n "s/^full=//p" big.res) && test "$f" -gt 100 &&
+		ms=$(sed -n "s/^ms=//p" big.res) && test "$ms" -lt 15000
 	'
 
 	test_expect_success 'a screenshot of the SVG timeline shows the states' '
