@@ -33,6 +33,7 @@ struct speedscope {
 	uint32_t *stack, *open;	/* the stack wanted, the frames open */
 	size_t nopen, cap;
 	size_t nevents;		/* written in the current profile */
+	size_t nprofiles;	/* written */
 };
 
 /* Whether S of P counts for value VI. */
@@ -267,7 +268,7 @@ speedscope_stack(struct speedscope *w, const struct profile_sample *s)
 static void
 speedscope_begin(struct speedscope *w, const char *type, const char *prefix,
     int64_t pid, int64_t thread, const char *thname, const char *unit,
-    int64_t end, int first)
+    int64_t end)
 {
 	char *name;
 
@@ -278,7 +279,8 @@ speedscope_begin(struct speedscope *w, const char *type, const char *prefix,
 	else
 		name = xasprintf("%sthread %" PRId64 "%s%s%s", prefix, thread,
 		    thname ? " (" : "", thname ? thname : "", thname ? ")" : "");
-	fprintf(w->fp, "%s{\"type\":\"%s\",\"name\":", first ? "\n" : ",\n", type);
+	fprintf(w->fp, "%s{\"type\":\"%s\",\"name\":", w->nprofiles++ == 0 ? "\n" :
+	    ",\n", type);
 	json_write_string(w->fp, name, JSON_XML_SAFE);
 	fprintf(w->fp, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRId64
 	    ",\n\"%s\":[", unit, end, strcmp(type, "evented") == 0 ? "events" :
@@ -328,13 +330,13 @@ speedscope_move(struct speedscope *w, size_t n, int64_t at)
  * the span; where the thread has no span, nothing is. */
 static void
 speedscope_thread(struct speedscope *w, const struct timeline_thread *th,
-    int64_t end, int first)
+    int64_t end)
 {
 	int64_t prev = 0;
 	size_t i;
 
 	speedscope_begin(w, "evented", "", th->pid, th->id, th->name,
-	    "nanoseconds", end, first);
+	    "nanoseconds", end);
 	for (i = 0; i < th->nspans; i++) {
 		const struct timeline_span *sp = &th->spans[i];
 
@@ -379,7 +381,7 @@ speedscope_marks(struct speedscope *w, const struct timeline *tl, int64_t pid,
 	}
 	qsort(ms, n, sizeof *ms, speedscope_mark_cmp);
 	speedscope_begin(w, "evented", "marks: ", pid, thread, thname,
-	    "nanoseconds", end, 0);
+	    "nanoseconds", end);
 	for (i = 0; i < n; i++) {
 		int64_t e = ms[i]->end;
 
@@ -440,7 +442,7 @@ speedscope_evented(struct speedscope *w, const struct timeline *tl)
 	for (i = 0; i < tl->nthreads; i++) {
 		const struct timeline_thread *th = &tl->threads[i];
 
-		speedscope_thread(w, th, end, i == 0);
+		speedscope_thread(w, th, end);
 		if (speedscope_has_marks(tl, th->pid, th->id))
 			speedscope_marks(w, tl, th->pid, th->id, th->name, end);
 	}
@@ -505,7 +507,7 @@ speedscope_sampled(struct speedscope *w)
 {
 	const struct profile *p = w->p;
 	struct speedscope_key *keys = xcalloc(p->nsamples + 1, sizeof *keys);
-	size_t i, j, k, n = 0, nprofiles = 0;
+	size_t i, j, k, n = 0;
 
 	for (i = 0; i < p->nsamples; i++) {
 		if (!speedscope_counts(w, &p->samples[i]))
@@ -527,7 +529,7 @@ speedscope_sampled(struct speedscope *w)
 				    &p->samples[keys[j].sample], "thread_name");
 		}
 		speedscope_begin(w, "sampled", "", keys[i].pid, keys[i].thread, thname,
-		    speedscope_unit(p, w->vi), total, nprofiles++ == 0);
+		    speedscope_unit(p, w->vi), total);
 		for (k = i; k < j; k++) {
 			size_t m, depth = speedscope_stack(w, &p->samples[keys[k].sample]);
 
@@ -582,6 +584,12 @@ speedscope_write(const struct profile *p, FILE *fp, size_t vi, const char *name)
 		speedscope_evented(&w, &tl);
 	else if (vi < p->nvalue_types)
 		speedscope_sampled(&w);
+	/* speedscope refuses a file without profiles: no samples (all
+	 * filtered out, say) is one empty profile. */
+	if (w.nprofiles == 0) {
+		fputs("\n{\"type\":\"sampled\",\"name\":\"no samples\",\"unit\":\"none\","
+		    "\"startValue\":0,\"endValue\":0,\"samples\":[],\"weights\":[]}", fp);
+	}
 	fputs("]}\n", fp);
 
 	if (timed)

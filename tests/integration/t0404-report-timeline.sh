@@ -713,6 +713,7 @@ else
 	# errors and alerts (an import that fails alerts).
 	sed 's|<head>|<head><script>var rperfErrs = []; window.onerror = function (m) { rperfErrs.push(String(m)); }; window.alert = function (m) { rperfErrs.push("alert: " + m); }; var rperfCE = console.error; console.error = function () { rperfErrs.push("console: " + Array.prototype.join.call(arguments, " ")); rperfCE.apply(console, arguments); }; setTimeout(function () { var p = document.createElement("pre"); p.id = "rperf-errors"; p.textContent = "errors=" + rperfErrs.length + " " + rperfErrs.join("\|"); document.documentElement.appendChild(p); }, 5000);</script>|' \
 		www/index.html >www/check.html
+	"$RPERF" report --tagfocus thread_name=nobody -o www/empty.speedscope.json m.pb.gz
 	cp t.speedscope.json m.speedscope.json www/
 	echo '{"not": "a profile"}' >www/bad.json
 
@@ -735,6 +736,13 @@ else
 		grep -q "(1/6)</span>" m.dom &&
 		grep -F -q "title=\"marks: thread 3 (sleeper)\"" m.dom &&
 		grep -F -q "title=\"marks: thread 9\"" m.dom
+	'
+
+	test_expect_success 'no samples left: one empty profile, which speedscope opens' '
+		chrome_dom "http://127.0.0.1:$PORT/check.html#profileURL=http://127.0.0.1:$PORT/empty.speedscope.json" >empty.dom &&
+		grep -o "errors=[^<]*" empty.dom >empty.errors &&
+		test_grep "^errors=0 $" empty.errors &&
+		grep -q ">no samples<" empty.dom
 	'
 
 	test_expect_success 'a file speedscope cannot read is noticed (the check works)' '
