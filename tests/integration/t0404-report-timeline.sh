@@ -11,7 +11,9 @@
 
 # How far (ms) a state's edge may lie from the fixture's own clock
 # reading, once the offset of its first line from the sampler's start is
-# known.
+# known.  A sleep's length is only bounded loosely (45 to 80 ms for 50):
+# on a loaded machine the kernel wakes a sleeper late, and the fixture
+# cannot read its clock at that moment, only once the GVL is back.
 TOL_MS=${RPERF_TIMELINE_TOL_MS:-5}
 
 CHROMIUM=
@@ -197,7 +199,7 @@ assert 0 <= off < 3000, off
 naps_fr = sorted((a, b) for f, a, b, _ in prof[thread('sleeper')] if f == 'Object#nap')
 for n, s in zip(naps, sleeps):
     assert abs(n[0] - off - s[1]) <= tol, ('sleep starts', n, s, off)
-    assert 45 <= n[1] - n[0] <= 50 + 2 * tol, ('sleep lasts', n)
+    assert 45 <= n[1] - n[0] <= 80, ('sleep lasts', n)
     # nap returns (after the GVL is back) when the fixture reads its clock
     fr = [f for f in naps_fr if f[0] <= n[0] + 0.01 and n[1] <= f[1] + 0.01]
     assert fr and abs(fr[0][1] - off - s[2]) <= tol, ('sleep ends', n, fr, s, off)
@@ -208,7 +210,6 @@ idle = sorted(blocked + state(thread('reader'), '[GVL wait]'))
 for r in reads:
     b = [x for x in blocked if abs(x[0] - off - r[1]) <= tol]
     assert b, ('read starts', r, blocked, off)
-    covered = [x for x in idle if x[0] <= r[2] + off - tol and x[1] >= r[1] + off + tol]
     merged = [x for x in idle if r[1] + off - tol <= x[0] and x[1] <= r[2] + off + tol]
     assert sum(x[1] - x[0] for x in merged) >= r[2] - r[1] - 2 * tol, ('read waits', r, merged)
 print('reader: 3 reads blocked at the right times')
@@ -352,10 +353,18 @@ naps = [r for r in runs('thread 3 (sleeper)', 1) if r[1] - r[0] >= 40]
 assert len(naps) == 5, naps
 for n, s in zip(naps, sleeps):
     assert abs(n[0] - off - s[1]) <= tol, ('sleep starts', n, s)
-    assert 45 <= n[1] - n[0] <= 50 + 2 * tol, ('sleep lasts', n)
+    assert 45 <= n[1] - n[0] <= 80, ('sleep lasts', n)
+# The reader waits (blocked, then for the GVL) through each read; it runs
+# for less than a piece between two reads, so only the first read's start
+# shows as an edge.
 blocked = runs('thread 4 (reader)', 1)
-for r in [e for e in ev if e[0] == 'read']:
-    assert [b for b in blocked if abs(b[0] - off - r[1]) <= tol], ('read', r, blocked)
+waiting = sorted(blocked + runs('thread 4 (reader)', 2))
+reads = [e for e in ev if e[0] == 'read']
+assert abs(blocked[0][0] - off - reads[0][1]) <= tol, ('first read', reads[0], blocked)
+for r in reads:
+    a, b = r[1] + off + tol, r[2] + off - tol
+    inside = sum(max(0, min(b, y) - max(a, x)) for x, y in waiting)
+    assert inside >= 0.95 * (b - a), ('read waits', r, waiting)
 gc = [e for e in ev if e[0] == 'gc'][0]
 main = [n for n in lanes if n.startswith('thread 1')][0]
 marking = [r for r in runs(main, 3) if gc[1] + off - tol <= r[0] and r[1] <= gc[2] + off + tol]
@@ -625,7 +634,7 @@ else
 		test_grep "^legend=running\|GVL blocked\|GVL wait\|GC marking\|GC sweeping\|idle\|mark$" m.res &&
 		test_grep "^ticks=0 ms(\|[0-9]+ ms){4,}$" m.res &&
 		test_grep "^naps=5$" m.res &&
-		test_grep "^napms=(4[5-9]|5[0-9]),(4[5-9]|5[0-9]),(4[5-9]|5[0-9]),(4[5-9]|5[0-9]),(4[5-9]|5[0-9])$" m.res &&
+		test_grep "^napms=(4[5-9]|[5-7][0-9]),(4[5-9]|[5-7][0-9]),(4[5-9]|[5-7][0-9]),(4[5-9]|[5-7][0-9]),(4[5-9]|[5-7][0-9])$" m.res &&
 		test_grep "^hover=thread 3 \(sleeper\): GVL blocked, [0-9.]+ ms at [0-9.]+ ms - [0-9.]+ ms\|(several spans, mostly GVL blocked: [^|]*\|)?  Kernel#sleep\|  Object#nap\|" m.res &&
 		test_grep "^label=thread 3 \(sleeper\)\|  running: [0-9.]+ ms\|  GVL blocked: [0-9.]+ ms\|  GVL wait: [0-9.]+ ms$" m.res &&
 		test_grep "^marks=4 request <a&b>\|db\|overlaps\|elsewhere$" m.res &&
