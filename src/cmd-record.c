@@ -29,6 +29,8 @@ enum {
 	CMD_RECORD_OPT_FORMAT = 256,
 	CMD_RECORD_OPT_LINES,
 	CMD_RECORD_OPT_NO_AGGREGATE,
+	CMD_RECORD_OPT_TIMELINE,
+	CMD_RECORD_OPT_TIMELINE_MAX,
 	CMD_RECORD_OPT_DEFER,
 	CMD_RECORD_OPT_NO_INHERIT,
 	CMD_RECORD_OPT_CHILD_TIMEOUT,
@@ -67,9 +69,15 @@ static const struct cmd_option cmd_record_options[] = {
 	  CMD_STR(ALLOC_DEFAULT_RATE) ")", "@number", CMD_RECORD_OPT_ALLOC_RATE },
 	{ "lines", 0, 0, no_argument, NULL,
 	  "record the line number of each frame", NULL, CMD_RECORD_OPT_LINES },
+	{ "timeline", 0, 0, no_argument, NULL,
+	  "keep every sample with its thread and time (and Rperf.mark spans) "
+	  "for rperf report --timeline", NULL, CMD_RECORD_OPT_TIMELINE },
+	{ "timeline-max", 0, 0, required_argument, "N",
+	  "samples kept with their time at most (default "
+	  CMD_STR(SAMPLER_DEFAULT_RAW_MAX) "); later ones are merged",
+	  "@number", CMD_RECORD_OPT_TIMELINE_MAX },
 	{ "no-aggregate", 0, 0, no_argument, NULL,
-	  "keep every sample with its timestamp instead of merging stacks",
-	  NULL, CMD_RECORD_OPT_NO_AGGREGATE },
+	  "the same as --timeline", NULL, CMD_RECORD_OPT_NO_AGGREGATE },
 	{ "defer", 0, 0, no_argument, NULL,
 	  "sample only inside Rperf.profile blocks", NULL, CMD_RECORD_OPT_DEFER },
 	{ "no-inherit", 0, 0, no_argument, NULL,
@@ -134,6 +142,7 @@ struct cmd_record {
 	size_t tags_cap, headers_cap;
 	double push_interval;
 	struct push *push;
+	int timeline_max;	/* --timeline-max was given */
 };
 
 /* VM finish hook: stop sampling and save the profile. */
@@ -384,8 +393,19 @@ cmd_record_parse_options(struct cmd_record *r, int argc, char **argv)
 			r->run.cfg.lines = 1;
 			break;
 		case CMD_RECORD_OPT_NO_AGGREGATE:
+		case CMD_RECORD_OPT_TIMELINE:
 			r->run.cfg.aggregate = 0;
 			break;
+		case CMD_RECORD_OPT_TIMELINE_MAX: {
+			long n;
+
+			if (cmd_parse_long(optarg, 1, 1000000000L, &n) != 0)
+				cmd_usage_error(&cmd_record_entry,
+				    "invalid --timeline-max '%s' (expected 1 to 1000000000)", optarg);
+			r->run.cfg.raw_max = (size_t)n;
+			r->timeline_max = 1;
+			break;
+		}
 		case CMD_RECORD_OPT_DEFER:
 			r->run.cfg.defer = 1;
 			break;
@@ -417,6 +437,8 @@ cmd_record_exec(int argc, char **argv)
 	r.run.cfg.snapshot_arg = &r;
 	r.push_interval = 10;
 	cmd_record_parse_options(&r, argc, argv);
+	if (r.timeline_max && r.run.cfg.aggregate)
+		cmd_usage_error(e, "--timeline-max goes with --timeline");
 	if (r.alloc_rate > 0 && !r.alloc)
 		cmd_usage_error(e, "--alloc-rate goes with --alloc or -m alloc");
 	if (r.alloc)

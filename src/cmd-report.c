@@ -2,9 +2,10 @@
  * cmd-report.c: "rperf report": read a profile (rperf's or any pprof, or
  * folded stacks), keep the samples the filters select, and print the text
  * report or the call tree, or convert the profile to another format,
- * including an SVG flame graph.  Plain C over the profile model: no Ruby
- * is started.  The options and what they mean live here; the filters,
- * tree and writers they drive live in report.c, text.c and flamegraph.c.
+ * including an SVG flame graph; on a terminal, browse it (tui.c).  Plain
+ * C over the profile model: no Ruby is started.  The options and what
+ * they mean live here; the filters, tree and writers they drive live in
+ * report.c, text.c and flamegraph.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "profile.h"
 #include "report.h"
 #include "text.h"
+#include "tui.h"
 #include "timeline.h"
 #include "xmalloc.h"
 
@@ -34,6 +36,10 @@ enum {
 	CMD_REPORT_OPT_SAMPLE_INDEX,
 	CMD_REPORT_OPT_LIST,
 	CMD_REPORT_OPT_TIMELINE,
+	CMD_REPORT_OPT_STDIO,
+	CMD_REPORT_OPT_TUI,
+	CMD_REPORT_OPT_FROM,
+	CMD_REPORT_OPT_TO,
 };
 
 static const struct cmd_option cmd_report_options[] = {
@@ -55,12 +61,23 @@ static const struct cmd_option cmd_report_options[] = {
 	{ "tree", 0, 0, no_argument, NULL,
 	  "print the call tree, root first, instead of the tables", NULL,
 	  CMD_REPORT_OPT_TREE, 0 },
+	{ "from", 0, 0, required_argument, "SECONDS",
+	  "keep only samples taken SECONDS after the start or later (--timeline profiles)",
+	  "@number", CMD_REPORT_OPT_FROM, 0 },
+	{ "to", 0, 0, required_argument, "SECONDS",
+	  "keep only samples taken up to SECONDS after the start (--timeline profiles)",
+	  "@number", CMD_REPORT_OPT_TO, 0 },
 	{ "timeline", 0, 0, no_argument, NULL,
 	  "the SVG is a timeline of the threads, not the flame graph",
 	  NULL, CMD_REPORT_OPT_TIMELINE, 0 },
 	{ "list", 0, 0, no_argument, NULL,
 	  "FILE is a directory: list its profiles (slow requests, jobs), slowest first",
 	  NULL, CMD_REPORT_OPT_LIST, 0 },
+	{ "stdio", 0, 0, no_argument, NULL,
+	  "print the text report even on a terminal", NULL, CMD_REPORT_OPT_STDIO, 0 },
+	{ "tui", 0, 0, no_argument, NULL,
+	  "browse the report in the terminal (the default when stdout is one)",
+	  NULL, CMD_REPORT_OPT_TUI, 0 },
 	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0, 0 }
 };
 
@@ -75,6 +92,9 @@ struct cmd_report {
 	int tree;
 	int list;		/* --list: INPUT is a directory */
 	int timeline;		/* --timeline: the SVG is the timeline */
+	int stdio, tui;		/* --stdio, --tui as given */
+	int browse;		/* open the browser instead of printing */
+	int64_t from_ns, to_ns;	/* --from, --to (-1: none) */
 	const char *sample_index;	/* --sample-index, or NULL */
 	struct profile *p;
 	int64_t total_read;	/* the total before the filters */
@@ -144,7 +164,7 @@ cmd_report_check_timeline(const struct cmd_report *r)
 
 	if (!timeline_has_times(r->p)) {
 		error_print("'%s' has no timestamps to draw a timeline from: record "
-		    "it with --no-aggregate", name);
+		    "it with --timeline", name);
 		return -1;
 	}
 	if (strcmp(profile_str(r->p, r->p->value_types[vi].unit), "nanoseconds") != 0) {
@@ -154,6 +174,37 @@ cmd_report_check_timeline(const struct cmd_report *r)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Whether to browse: as perf does, when stdout is a terminal and nothing
+ * chose an output (-o, --format, --tree, --timeline, --list) or --stdio.  A terminal
+ * that cannot draw (TERM unset or dumb) gets the text, and so does one
+ * whose keys cannot be read: stdin not a terminal, or the profile itself
+ * (FILE "-"), where the browser would see the end of its input at once.
+ * --tui insists, and is a usage error where the browser cannot be.
+ */
+static void
+cmd_report_pick_browser(struct cmd_report *r)
+{
+	const struct cmd_entry *e = &cmd_report_entry;
+	const char *term = getenv("TERM");
+	int chosen = strcmp(r->output, "-") != 0 || r->tree || r->list ||
+	    r->timeline || (r->format != NULL && r->format != &format_text);
+
+	if (r->tui) {
+		if (chosen)
+			cmd_usage_error(e, "--tui cannot be combined with -o, "
+			    "--format, --tree, --timeline or --list");
+		if (!isatty(STDOUT_FILENO))
+			cmd_usage_error(e, "--tui needs a terminal on standard output");
+		r->browse = 1;
+		return;
+	}
+	r->browse = !r->stdio && !chosen && isatty(STDOUT_FILENO) &&
+	    isatty(STDIN_FILENO) && (r->input == NULL ||
+	    strcmp(r->input, "-") != 0) &&
+	    term != NULL && *term != '\0' && strcmp(term, "dumb") != 0;
 }
 
 /* Parse the command line into R; usage errors exit 2. */
@@ -200,11 +251,30 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 		case CMD_REPORT_OPT_LIST:
 			r->list = 1;
 			break;
+		case CMD_REPORT_OPT_FROM:
+		case CMD_REPORT_OPT_TO: {
+			double secs = strtod(optarg, &end);
+
+			if (*optarg == '\0' || *end != '\0' || !(secs >= 0 && secs < 1e9))
+				cmd_usage_error(e, "invalid --%s '%s' (expected seconds from the start, 0 or more)",
+				    c == CMD_REPORT_OPT_FROM ? "from" : "to", optarg);
+			if (c == CMD_REPORT_OPT_FROM)
+				r->from_ns = (int64_t)(secs * 1e9);
+			else
+				r->to_ns = (int64_t)(secs * 1e9);
+			break;
+		}
 		case CMD_REPORT_OPT_TIMELINE:
 			r->timeline = 1;
 			break;
 		case CMD_REPORT_OPT_SAMPLE_INDEX:
 			r->sample_index = optarg;
+			break;
+		case CMD_REPORT_OPT_STDIO:
+			r->stdio = 1;
+			break;
+		case CMD_REPORT_OPT_TUI:
+			r->tui = 1;
 			break;
 		}
 	}
@@ -215,6 +285,11 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 		cmd_usage_error(e, "--list needs a directory");
 	if (optind < argc)
 		cmd_usage_error(e, "too many arguments: '%s'", argv[optind]);
+	if (r->stdio && r->tui)
+		cmd_usage_error(e, "--stdio and --tui cannot be combined");
+	cmd_report_pick_browser(r);
+	if (r->from_ns >= 0 && r->to_ns >= 0 && r->to_ns < r->from_ns)
+		cmd_usage_error(e, "--to comes before --from");
 	if (r->list) {
 		if (r->format != NULL && r->format != &format_text)
 			cmd_usage_error(e, "--list writes text, not %s", r->format->name);
@@ -249,6 +324,7 @@ cmd_report_exec(int argc, char **argv)
 
 	memset(&r, 0, sizeof r);
 	r.output = "-";
+	r.from_ns = r.to_ns = -1;
 	text_opts_init(&r.topts);
 	report_filter_init(&r.filter);
 	cmd_report_parse(&r, argc, argv);
@@ -271,6 +347,22 @@ cmd_report_exec(int argc, char **argv)
 		report_filter_release(&r.filter);
 		return RPERF_EXIT_FAILURE;
 	}
+	if (r.from_ns >= 0 || r.to_ns >= 0) {
+		if (!timeline_has_times(r.p)) {
+			error_print("'%s' has no sample times for --from/--to "
+			    "(record it with --timeline)", r.input);
+			profile_free(r.p);
+			report_filter_release(&r.filter);
+			return RPERF_EXIT_FAILURE;
+		}
+		timeline_cut(r.p, r.from_ns > 0 ? r.from_ns : 0, r.to_ns);
+		if (r.to_ns >= 0)
+			profile_add_meta(r.p, PROFILE_COMMENT_WINDOW, "%.3f s to %.3f s",
+			    (double)(r.from_ns > 0 ? r.from_ns : 0) / 1e9, (double)r.to_ns / 1e9);
+		else
+			profile_add_meta(r.p, PROFILE_COMMENT_WINDOW, "%.3f s to the end",
+			    (double)r.from_ns / 1e9);
+	}
 	if (r.sample_index != NULL)
 		r.topts.value_index = cmd_sample_index(&cmd_report_entry, r.p,
 		    r.sample_index, r.input);
@@ -283,6 +375,22 @@ cmd_report_exec(int argc, char **argv)
 	    r.topts.value_index));
 	report_filter_apply(r.p, &r.filter);
 
+	if (r.browse) {
+		struct tui_opts to = { r.input, r.topts.value_index,
+		    report_filter_describe(&r.filter), r.total_read,
+		    r.topts.sort_cum };
+
+		rc = tui_run(r.p, &to);
+		if (rc >= 0 || r.tui) {
+			if (rc < 0)
+				error_print("cannot draw on this terminal (TERM=%s); "
+				    "use --stdio", getenv("TERM") ? getenv("TERM") : "");
+			profile_free(r.p);
+			report_filter_release(&r.filter);
+			return rc < 0 ? RPERF_EXIT_FAILURE : rc;
+		}
+		/* A terminal the browser cannot draw on gets the text. */
+	}
 	if (r.format == &format_text) {
 		rc = output_write_file(r.output, r.tree ? cmd_report_write_tree :
 		    cmd_report_write_text, &r, err, sizeof err);

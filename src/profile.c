@@ -706,9 +706,27 @@ profile_merge(struct profile *dst, const struct profile *src, const char *key, i
 	uint64_t *locmap, *locs = NULL;
 	struct profile_label *labels = NULL;
 	size_t i, j, nlocs_cap = 0, nlabels_cap = 0;
+	/* A process merged in: its sample times (--timeline) and marks move
+	 * onto DST's clock, its marks get its KEY (pid). */
+	int64_t shift = key != NULL && src->time_nanos > 0 && dst->time_nanos > 0 ?
+	    src->time_nanos - dst->time_nanos : 0;
 
 	if (src->nvalue_types != dst->nvalue_types)
 		return -1;
+	for (i = 0; key != NULL && i < src->ncomments; i++) {
+		const char *c = profile_str(src, src->comments[i]);
+		long long thread, start, end;
+		int off = 0;
+
+		if (strncmp(c, "mark: 0 ", 8) != 0 ||
+		    sscanf(c + 8, "%lld %lld %lld %n", &thread, &start, &end, &off) != 3 ||
+		    off == 0)
+			continue;
+		start += shift;
+		end += shift;
+		profile_add_meta(dst, "mark", "%lld %lld %lld %lld %s", (long long)value, thread,
+		    start > 0 ? start : 0, end > 0 ? end : 0, c + 8 + off);
+	}
 	locmap = xcalloc(src->nlocations + 1, sizeof *locmap);
 	for (i = 0; i < src->nlocations; i++) {
 		const struct profile_location *l = &src->locations[i];
@@ -736,6 +754,10 @@ profile_merge(struct profile *dst, const struct profile *src, const char *key, i
 			labels[n].key = profile_intern(dst, profile_str(src, lb[j].key));
 			labels[n].str = lb[j].str ? profile_intern(dst, profile_str(src, lb[j].str)) : 0;
 			labels[n].num = lb[j].num;
+			if (shift != 0 && lb[j].str == 0 &&
+			    strcmp(profile_str(src, lb[j].key), "timestamp") == 0)
+				labels[n].num = profile_add_sat(lb[j].num, shift) > 0 ?
+				    profile_add_sat(lb[j].num, shift) : 0;
 			labels[n].num_unit = lb[j].num_unit ?
 			    profile_intern(dst, profile_str(src, lb[j].num_unit)) : 0;
 			n++;
@@ -754,8 +776,9 @@ profile_merge(struct profile *dst, const struct profile *src, const char *key, i
 	return dst->error == NULL ? 0 : -1;
 }
 
-/* A new profile with P's value types, period, times and comments, and
- * no samples: the base to merge profiles into. */
+/* A new profile with P's value types, period, times and comments (but
+ * the marks, which go with the samples), and no samples: the base to
+ * merge profiles into. */
 struct profile *
 profile_new_like(const struct profile *p)
 {
@@ -777,8 +800,11 @@ profile_new_like(const struct profile *p)
 	q->period = p->period;
 	q->time_nanos = p->time_nanos;
 	q->duration_nanos = p->duration_nanos;
-	for (i = 0; i < p->ncomments; i++)
-		profile_add_comment(q, profile_str(p, p->comments[i]));
+	/* Not the marks: they come with the samples, by profile_merge. */
+	for (i = 0; i < p->ncomments; i++) {
+		if (strncmp(profile_str(p, p->comments[i]), "mark: ", 6) != 0)
+			profile_add_comment(q, profile_str(p, p->comments[i]));
+	}
 	return q;
 }
 

@@ -170,6 +170,10 @@ int profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
 #define PROFILE_COMMENT_FILTERS "filters"	/* report's filters */
 #define PROFILE_COMMENT_ALLOC_RATE "alloc rate"	/* mean allocations a sample */
 #define PROFILE_COMMENT_ALLOC_SAMPLES "alloc samples"	/* allocations sampled */
+/* rperf report --from/--to: the time window kept. */
+#define PROFILE_COMMENT_WINDOW "window"
+/* --timeline-max reached: what was kept with its time. */
+#define PROFILE_COMMENT_TIMELINE_FULL "timeline full"
 /* A capture's own (Rperf.capture_end's meta): "capture KEY: VALUE". */
 #define PROFILE_COMMENT_CAPTURE "capture "
 #define PROFILE_COMMENT_ALLOC_MOVED "alloc moved"	/* followed through GC compaction */
@@ -205,12 +209,15 @@ const char *profile_sample_label_str(const struct profile *p,
  * and strings over, and with the numeric label KEY=VALUE (replacing any
  * KEY it had) when KEY is not NULL.  Value types are matched by position;
  * -1 when SRC has not as many as DST, or when DST could not take all of
- * SRC (profile_error()).
+ * SRC (profile_error()).  With KEY (a process merged in), SRC's sample
+ * times ("timestamp") move onto DST's clock and its marks ("mark: 0 ...")
+ * come along with VALUE in place of the 0.
  */
 int profile_merge(struct profile *dst, const struct profile *src, const char *key,
     int64_t value);
-/* A new profile with P's value types, period, times and comments, and no
- * samples: the base to merge profiles into. */
+/* A new profile with P's value types, period, times and comments (not
+ * its marks, which come with its samples), and no samples: the base to
+ * merge profiles into. */
 struct profile *profile_new_like(const struct profile *p);
 
 /* The index of the value to report: VI when it is one of P's values,

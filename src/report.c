@@ -595,6 +595,64 @@ report_tree_add(struct report_tree *t, const struct profile *p, size_t vi,
 	return 0;
 }
 
+int
+report_tree_add_callers(struct report_tree *t, const struct profile *p,
+    size_t vi, const char *name)
+{
+	uint32_t *ids, states[2], want, node, j;
+	size_t i, k, nstates;
+
+	if (vi >= p->nvalue_types)
+		return 0;
+	ids = report_tree_names(t, p);
+	want = profile_intern(t->names, name);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		const uint64_t *locs = profile_sample_locs(p, s);
+		int64_t w = profile_sample_values(p, s)[vi];
+		int in_state = 0;
+
+		if (w <= 0)
+			continue;
+		/* A VM state sits above the leaf: its callers start there. */
+		nstates = report_state_frames(p, s, states);
+		for (k = 0; k < nstates; k++)
+			in_state |= states[k] == want;
+		for (j = 0; !in_state && j < s->nloc; j++) {
+			uint64_t fn = profile_location_function_id(p, locs[j]);
+
+			if (fn != 0 && ids[fn - 1] == want)
+				break;
+		}
+		if (!in_state && j == s->nloc)
+			continue;
+		t->nodes[0].value = profile_add_sat(t->nodes[0].value, w);
+		node = report_tree_child(t, 0, want, 1);
+		if (node == 0)
+			goto full;
+		t->nodes[node].value = profile_add_sat(t->nodes[node].value, w);
+		if (in_state || j == 0)
+			t->nodes[node].self = profile_add_sat(t->nodes[node].self, w);
+		for (j = in_state ? 0 : j + 1; j < s->nloc; j++) {
+			uint64_t fn = profile_location_function_id(p, locs[j]);
+
+			if (fn == 0)
+				continue;
+			node = report_tree_child(t, node, ids[fn - 1], 1);
+			if (node == 0)
+				goto full;
+			t->nodes[node].value = profile_add_sat(
+			    t->nodes[node].value, w);
+		}
+	}
+	free(ids);
+	return 0;
+full:
+	free(ids);
+	errno = EFBIG;
+	return -1;
+}
+
 /* The tree being sorted, for the comparators (qsort has no argument). */
 static const struct report_tree *report_sorting;
 

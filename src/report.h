@@ -126,6 +126,16 @@ const char *report_tree_name(const struct report_tree *t,
 int report_tree_add(struct report_tree *t, const struct profile *p,
     size_t vi, int base, double scale);
 
+/*
+ * The inverted tree of NAME (a tree name, as report_tree_name() gives it,
+ * pseudo-frames included): for each sample of P with a frame so named,
+ * the path from its leafmost such frame out to the root, so node 1 is
+ * NAME with its callers below it.  Into node.value, and node.self where
+ * NAME was the leaf.  Returns as report_tree_add().
+ */
+int report_tree_add_callers(struct report_tree *t, const struct profile *p,
+    size_t vi, const char *name);
+
 /* Order every node's children by name (BY_VALUE 0) or by value, largest
  * first, then name (BY_VALUE 1). */
 void report_tree_sort(struct report_tree *t, int by_value);

@@ -11,6 +11,8 @@
  * - Rperf.report: the profile so far, or of about the last minutes,
  *   filtered and rendered by rperf's own writers, as a String (the
  *   in-app viewer); Rperf.label_values: the values a label has had.
+ * - Rperf.mark: a named span on the thread's timeline (a request, a
+ *   job, a phase), with --timeline.
  */
 #include <limits.h>
 #include <stdio.h>
@@ -376,6 +378,68 @@ rperf_report(int argc, VALUE *argv, VALUE self)
 	return out;
 }
 
+/* ensure-part of Rperf.mark. */
+static VALUE
+rperf_mark_leave(VALUE id)
+{
+	sampler_mark_end(NUM2INT(id));
+	return Qnil;
+}
+
+static VALUE
+rperf_mark_yield(VALUE arg)
+{
+	return rb_yield(Qundef);
+}
+
+/* The mark name NAME as a String. */
+static VALUE
+rperf_mark_name(VALUE name)
+{
+	if (SYMBOL_P(name))
+		return rb_sym2str(name);
+	StringValue(name);
+	return name;
+}
+
+/* Rperf.mark(name) { ... }: the block is a span called NAME on this
+ * thread's timeline (with --timeline; otherwise the block just runs). */
+static VALUE
+rperf_mark(VALUE self, VALUE name)
+{
+	VALUE s = rperf_mark_name(name);
+	int id;
+
+	if (!rb_block_given_p())
+		rb_raise(rb_eArgError, "Rperf.mark needs a block (or use Rperf.mark_start and Rperf.mark_stop)");
+	id = sampler_mark_begin(RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
+	if (id == 0)
+		return rb_yield(Qundef);
+	return rb_ensure(rperf_mark_yield, Qnil, rperf_mark_leave, INT2NUM(id));
+}
+
+/* Rperf.mark_start(name): open a span; a token for mark_stop, or nil when
+ * marks are not kept. */
+static VALUE
+rperf_mark_start(VALUE self, VALUE name)
+{
+	VALUE s = rperf_mark_name(name);
+	int id = sampler_mark_begin(RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
+
+	return id > 0 ? INT2NUM(id) : Qnil;
+}
+
+/* Rperf.mark_stop(token): close it (nil and unknown tokens: nothing). */
+static VALUE
+rperf_mark_stop(VALUE self, VALUE token)
+{
+	if (FIXNUM_P(token))
+		sampler_mark_end(FIX2INT(token));
+	else if (!NIL_P(token))
+		rb_raise(rb_eTypeError, "mark token must be an Integer from Rperf.mark_start");
+	return Qnil;
+}
+
 /* Rperf.label_values(key): the values label KEY has had, sorted. */
 static VALUE
 rperf_label_values(VALUE self, VALUE key)
@@ -393,6 +457,9 @@ rperf_server_define(VALUE module)
 	rb_define_module_function(module, "capture_end", rperf_capture_end, -1);
 	rb_define_module_function(module, "report", rperf_report, -1);
 	rb_define_module_function(module, "label_values", rperf_label_values, 1);
+	rb_define_module_function(module, "mark", rperf_mark, 1);
+	rb_define_module_function(module, "mark_start", rperf_mark_start, 1);
+	rb_define_module_function(module, "mark_stop", rperf_mark_stop, 1);
 	if (dir == NULL)
 		return;
 	rb_ary_push(rb_gv_get("$LOAD_PATH"), rb_str_new_cstr(dir));

@@ -291,6 +291,26 @@ sampler_build_entry(struct profile *p, struct sampler_build_frame *cache,
 		    NULL, 0, 0);
 }
 
+/* A full timeline: what each entry got beyond its raw samples (those
+ * taken once the timeline was full), without a time. */
+static void
+sampler_build_rest(struct profile *p, struct sampler_build_frame *cache,
+    struct sampler_build_labels *lc, int64_t *values)
+{
+	int64_t *kept = xcalloc(2 * sampler.stacks.count + 1, sizeof *kept);
+	size_t i;
+
+	for (i = 0; i < sampler.nraw; i++) {
+		kept[2 * sampler.raw[i].stack] += sampler.raw[i].weight;
+		kept[2 * sampler.raw[i].stack + 1]++;
+	}
+	for (i = 0; i < sampler.stacks.count; i++)
+		sampler_build_entry(p, cache, lc, i,
+		    sampler.stacks.entries[i].weight - kept[2 * i],
+		    sampler.stacks.entries[i].count - kept[2 * i + 1], values);
+	free(kept);
+}
+
 /*
  * Build a profile from the tables (everything aggregated already): the
  * whole run, what came since the last interval (which then counts as
@@ -352,7 +372,7 @@ sampler_build_of(const struct sampler_build_src *src)
 	cache = xcalloc(sampler.frames.count + 1, sizeof *cache);
 	if (!with_time) {
 		/* -m alloc: no time samples */
-	} else if (src->capture && sampler.cfg.aggregate) {
+	} else if (src->capture && (sampler.cfg.aggregate || sampler.raw_capped)) {
 		for (i = 0; i < src->nitems; i++)
 			sampler_build_entry(p, cache, &lc, src->items[i].stack,
 			    src->items[i].weight, src->items[i].count, values);
@@ -370,7 +390,10 @@ sampler_build_of(const struct sampler_build_src *src)
 			else
 				sampler_build_entry(p, cache, &lc, i, e->weight, e->count, values);
 		}
-	} else if (sampler.cfg.aggregate) {
+	} else if (sampler.cfg.aggregate || (delta && sampler.raw_capped)) {
+		/* (A full timeline's intervals: merged, without their time.) */
+		if (!sampler.cfg.aggregate)
+			sampler.raw_sent = sampler.nraw;
 		for (i = 0; i < sampler.stacks.count; i++) {
 			struct agg_stack *e = &sampler.stacks.entries[i];
 			int64_t count = e->count, weight = e->weight;
@@ -392,8 +415,15 @@ sampler_build_of(const struct sampler_build_src *src)
 			if (src->since_ns == 0 || sampler.raw[i].time_ns >= src->since_ns)
 				sampler_build_raw(p, cache, &lc, &sampler.raw[i], values);
 		}
-		if (delta)
+		if (delta) {
 			sampler.raw_sent = sampler.nraw;
+			for (i = 0; i < sampler.stacks.count; i++) {
+				sampler.stacks.entries[i].sent_count = sampler.stacks.entries[i].count;
+				sampler.stacks.entries[i].sent_weight = sampler.stacks.entries[i].weight;
+			}
+		} else if (sampler.raw_capped && src->since_ns == 0) {
+			sampler_build_rest(p, cache, &lc, values);
+		}
 	}
 	/* Allocation sites: an interval's allocations and what is in use
 	 * at its end. */
@@ -404,9 +434,16 @@ sampler_build_of(const struct sampler_build_src *src)
 
 	for (i = 0; i < sampler.ncomments; i++)
 		profile_add_comment(p, sampler.comments[i]);
+	if (!sampler.cfg.aggregate && !src->capture && !delta)
+		sampler_marks_emit(p);
 	profile_add_meta(p, PROFILE_COMMENT_MODE, "%s", mode);
 	if (with_time)
 		profile_add_meta(p, PROFILE_COMMENT_FREQUENCY, "%d", sampler.cfg.frequency);
+	if (with_time && !sampler.cfg.aggregate && sampler.raw_capped > 0)
+		profile_add_meta(p, PROFILE_COMMENT_TIMELINE_FULL,
+		    "%zu samples kept with their time, up to %.3f s; %llu later ones merged",
+		    sampler.nraw, (double)sampler.raw_capped_at / 1e9,
+		    (unsigned long long)sampler.raw_capped);
 	if (with_alloc) {
 		uint64_t n, grown, moved;
 

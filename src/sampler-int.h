@@ -219,6 +219,14 @@ struct sampler_capture {
 	size_t nraws, raws_cap;
 };
 
+/* A user's span on the timeline (sampler-marks.c). */
+struct sampler_mark {
+	char *name;
+	int thread_seq;
+	int64_t start, end;	/* since the start; end -1 while open, -2 when
+				 * closed before a snapshot cleared the tables */
+};
+
 /* Window copies kept, one a minute (sampler-capture.c). */
 #define SAMPLER_WINDOW_SLOTS	16
 
@@ -323,9 +331,16 @@ struct sampler {
 	struct agg_stacks stacks;
 	struct sampler_raw *raw;
 	size_t nraw, raw_cap;
+	uint64_t raw_capped;		/* samples not kept: the timeline was full */
+	int64_t raw_capped_at;		/* the time of the first of them */
 	/* buffers handed to the worker or drained (a buffer's samples
 	 * start afresh then), with the GVL */
 	uint64_t swaps;
+
+	/* marks (sampler-marks.c), with the GVL */
+	struct sampler_mark *marks;
+	size_t nmarks, marks_cap;
+	uint64_t marks_dropped;
 
 	/* captures and window copies (sampler-capture.c), under table_mutex */
 	struct sampler_capture **captures;
@@ -367,6 +382,13 @@ struct sampler {
 extern struct sampler sampler;
 
 /* sampler-timer.c: clocks, the timer, the worker and its hand-off */
+/* The most raw samples kept (cfg.raw_max or the default). */
+static inline size_t
+sampler_raw_max(void)
+{
+	return sampler.cfg.raw_max > 0 ? sampler.cfg.raw_max : SAMPLER_DEFAULT_RAW_MAX;
+}
+
 /* Read clock ID in nanoseconds into *NS; 0, or -1 (nothing read). */
 int sampler_read_clock(clockid_t id, int64_t *ns);
 /* The real time now, in ns since the epoch. */
@@ -497,6 +519,10 @@ void sampler_captures_release(void);
  * the control job for it); the copy (with the GVL, all folded). */
 int64_t sampler_window_due(void);
 void sampler_window_copy(int64_t now);
+
+/* sampler-marks.c: Rperf.mark's spans */
+void sampler_marks_emit(struct profile *p);
+void sampler_marks_release(void);
 
 /* sampler-build.c: the profile, from the tables (with the GVL) */
 /* The whole run, or with DELTA what came since the last interval. */

@@ -147,7 +147,11 @@ sampler_aggregate(struct sampler_buffer *b)
 			    b->lines != NULL ? b->lines[s->frame_off + d] : 0);
 		k = agg_stacks_add(&sampler.stacks, ids, (uint32_t)s->depth,
 		    s->thread_seq, s->label_set, s->state, s->weight);
-		if (!sampler.cfg.aggregate) {
+		if (!sampler.cfg.aggregate && sampler.nraw >= sampler_raw_max()) {
+			/* The timeline is full: merged only (see sampler_build). */
+			if (sampler.raw_capped++ == 0)
+				sampler.raw_capped_at = s->time_ns;
+		} else if (!sampler.cfg.aggregate) {
 			xgrow((void **)&sampler.raw, &sampler.raw_cap, sampler.nraw + 1,
 			    sizeof *sampler.raw);
 			sampler.raw[sampler.nraw].stack = k;
@@ -157,7 +161,8 @@ sampler_aggregate(struct sampler_buffer *b)
 		}
 		if (s->capture != 0)
 			sampler_capture_fold(s->capture, k, s->weight,
-			    sampler.cfg.aggregate ? SIZE_MAX : sampler.nraw - 1);
+			    sampler.cfg.aggregate || sampler.raw_capped ? SIZE_MAX :
+			    sampler.nraw - 1);
 		pthread_mutex_unlock(&sampler.table_mutex);
 	}
 	pthread_mutex_lock(&sampler.table_mutex);
@@ -399,9 +404,11 @@ sampler_tables_release(void)
 	}
 	memset(sampler.buffers, 0, sizeof sampler.buffers);
 	sampler_captures_release();
+	sampler_marks_release();
 	agg_frames_release(&sampler.frames);
 	agg_stacks_release(&sampler.stacks);
 	free(sampler.raw);
 	sampler.raw = NULL;
 	sampler.nraw = sampler.raw_cap = 0;
+	sampler.raw_capped = 0;
 }

@@ -248,11 +248,25 @@ sampler_snapshot(int clear, struct sampler_stats *stats)
 		agg_stacks_clear(&sampler.stacks);
 		sampler_captures_cleared();
 		sampler.nraw = 0;
+		sampler.raw_capped = 0;
 		sampler.raw_sent = 0;
 		pthread_mutex_unlock(&sampler.table_mutex);
 		sampler.samples = 0;
 		sampler.timer_samples = 0;
 		atomic_store(&sampler.triggers, 0);
+		{
+			/* Marks keep their place on the new clock (closed
+			 * ones before it are not shown). */
+			int64_t shift = util_mono_ns() - sampler.start_mono;
+			size_t i;
+
+			for (i = 0; i < sampler.nmarks; i++) {
+				sampler.marks[i].start -= shift;
+				if (sampler.marks[i].end >= 0)
+					sampler.marks[i].end = sampler.marks[i].end >= shift ?
+					    sampler.marks[i].end - shift : -2;
+			}
+		}
 		sampler.start_mono = util_mono_ns();
 		sampler.start_real_ns = sampler_real_ns();
 		sampler.sent_real_ns = sampler.start_real_ns;

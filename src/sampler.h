@@ -23,6 +23,7 @@ enum sampler_mode {
 #define SAMPLER_DEFAULT_FREQUENCY	1000
 #define SAMPLER_MAX_FREQUENCY		10000
 #define SAMPLER_MAX_DEPTH		512
+#define SAMPLER_DEFAULT_RAW_MAX		2000000
 
 /* Add one key/value label to the sample being built. */
 typedef void sampler_label_add_fn(void *add_arg, const char *key, const char *value);
@@ -33,6 +34,8 @@ struct sampler_config {
 	int signal;		/* real-time signal for the timer; 0: a thread */
 	int lines;		/* record the line of each frame */
 	int aggregate;		/* 0: keep every sample with its time */
+	size_t raw_max;		/* ...at most this many (0: the default); the
+				 * rest are merged, without their time */
 	int defer;		/* timer disarmed until Rperf.profile */
 	/*
 	 * Allocation samples: one allocation in alloc_rate on average
@@ -151,6 +154,13 @@ void sampler_set_label_set(int id);
 int sampler_capture_begin(void);
 int sampler_capture_end(int id, int (*relabel)(int label_set, void *arg), void *arg,
     struct profile **out);
+
+/*
+ * Marks (with --timeline): a named span of the current thread, from
+ * mark_begin (its id, or 0 when marks are not kept) to mark_end.
+ */
+int sampler_mark_begin(const char *name, size_t len);
+void sampler_mark_end(int id);
 
 /*
  * Windows: the profile of about the last LAST_NS (0: the whole run) from

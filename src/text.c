@@ -133,6 +133,14 @@ text_print_header(const struct profile *p, FILE *fp, size_t vi,
 		free(clean);
 	}
 	text_capture_line(p, fp);
+	{
+		const char *full = profile_comment_value(p, PROFILE_COMMENT_TIMELINE_FULL);
+
+		if (full != NULL)
+			fprintf(fp, "%-10sfull (--timeline-max): %s\n", "Timeline:", full);
+		if ((full = profile_comment_value(p, PROFILE_COMMENT_WINDOW)) != NULL)
+			fprintf(fp, "%-10s%s after the start\n", "Window:", full);
+	}
 	fprintf(fp, "%-10s%s", "Mode:", mode ? mode : type);
 	if (freq != NULL)
 		fprintf(fp, ", %s Hz", text_numeric(buf, sizeof buf, freq));

@@ -46,6 +46,15 @@ free_port() {
 	"$RUBY" -rsocket -e 's = TCPServer.new("127.0.0.1", 0); puts s.addr[1]; s.close'
 }
 
+# Kill process $1 with SIGKILL if it still runs and its command line has
+# $2 (the server a test started, not a process that got its pid since).
+kill_ours() {
+	[ -n "$1" ] && [ -r "/proc/$1/cmdline" ] &&
+		tr '\0' ' ' <"/proc/$1/cmdline" | grep -q -e "$2" &&
+		kill -KILL "$1" 2>/dev/null
+	return 0
+}
+
 # Wait up to $2 tenths of a second for the command $1 to succeed.
 wait_for() {
 	_n=0

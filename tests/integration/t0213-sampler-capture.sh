@@ -183,7 +183,7 @@ test_expect_success 'Rperf.report(last:) covers about that window' '
 	File.write("win.folded", Rperf.report(format: "folded", last: 2))
 	File.write("all.folded", Rperf.report(format: "folded"))
 	RUBY
-	RPERF_WINDOW_STEP=1 "$RPERF" record -q -o w.pb.gz win.rb &&
+	RPERF_WINDOW_STEP=1 "$RPERF" record -q -m wall -o w.pb.gz win.rb &&
 	f=$(folded_sum win.folded ";Object#f ") &&
 	g=$(folded_sum win.folded ";Object#g ") &&
 	w=$(folded_sum win.folded) && a=$(folded_sum all.folded) &&

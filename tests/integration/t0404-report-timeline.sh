@@ -1,5 +1,5 @@
 #!/bin/sh
-# Timelines: a profile with timestamps (record --no-aggregate) of
+# Timelines: a profile with timestamps (record --timeline) of
 # tests/fixtures/timeline.rb (a CPU-bound thread, one sleeping 50 ms at a
 # time, one reading a pipe, a forced GC) becomes speedscope's JSON and an
 # SVG timeline in which each thread shows its known pattern at the times
@@ -229,7 +229,7 @@ json.dump({'offset': off}, open('offset.json', 'w'))
 PY
 
 test_expect_success 'record the fixture with timestamps' '
-	"$RPERF" record -q -m wall --no-aggregate -o t.pb.gz \
+	"$RPERF" record -q -m wall --timeline -o t.pb.gz \
 		"$FIXTURES/timeline.rb" times.json &&
 	cat times.json &&
 	"$RPERF" report t.pb.gz >t.txt &&
@@ -411,7 +411,7 @@ test_expect_success '--timeline errors: no timestamps (1), not an SVG (2)' '
 	test_expect_code 1 "$RPERF" report --timeline -o no.svg agg2.pb.gz 2>err &&
 	cat err &&
 	test_grep "rperf report: .agg2.pb.gz. has no timestamps" err &&
-	test_grep "no-aggregate" err &&
+	test_grep "record it with --timeline" err &&
 	! test -e no.svg &&
 	test_expect_code 1 "$RPERF" report --timeline --format svg agg.folded 2>err &&
 	test_grep "agg.folded. has no timestamps" err &&

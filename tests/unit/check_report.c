@@ -1,7 +1,8 @@
 /*
  * check_report.c: unit tests for report.c: each filter kind and how they
  * combine, label matching by decimal text, bad arguments, the description
- * of the filters, and the merged call tree and its text.
+ * of the filters, and the merged call tree and its text, and the inverted
+ * tree of one function's callers.
  */
 #include <check.h>
 #include <errno.h>
@@ -271,6 +272,76 @@ START_TEST(test_tree_shape)
 }
 END_TEST
 
+/* The callers tree of NAME in the sample profile, as the tree report
+ * prints it, without its heading. */
+static char *
+callers_text(const char *name)
+{
+	struct profile *p = tu_sample_profile();
+	struct report_tree *t = report_tree_new();
+	struct numfmt_unit u;
+	char *buf = NULL, *body;
+	size_t len;
+	int rc;
+
+	numfmt_unit_init(&u, p, 1);
+	ck_assert_int_eq(report_tree_add_callers(t, p, 1, name), 0);
+	report_tree_sort(t, 1);
+	TU_CAPTURE(buf, len, rc, report_tree_write(t, fp, &u, 0.0));
+	ck_assert_int_eq(rc, 0);
+	body = strdup(strchr(buf, '\n') + 1);
+	free(buf);
+	report_tree_free(t);
+	profile_free(p);
+	return body;
+}
+
+START_TEST(test_tree_callers)
+{
+	/* Percentages are of what has the function: its callers only. */
+	static const char baz[] =
+	    "  Time ms       %  Function\n"
+	    "     7.00  100.0%  Foo::Bar#baz\n"
+	    "     7.00  100.0%    Object#work\n"
+	    "     5.00   71.4%      <main>\n"
+	    "     2.00   28.6%      Object#work\n"
+	    "     2.00   28.6%        <main>\n";
+	/* A VM state: the frames it happened in, leaf first. */
+	static const char gc[] =
+	    "  Time ms       %  Function\n"
+	    "     1.50  100.0%  [GC marking]\n"
+	    "     1.50  100.0%    Foo::Bar#baz\n"
+	    "     1.50  100.0%      Object#work\n"
+	    "     1.50  100.0%        Object#work\n"
+	    "     1.50  100.0%          <main>\n";
+	struct profile *p = tu_sample_profile();
+	struct report_tree *t = report_tree_new();
+	char *out;
+
+	out = callers_text("Foo::Bar#baz");
+	ck_assert_str_eq(out, baz);
+	free(out);
+	out = callers_text("[GC marking]");
+	ck_assert_str_eq(out, gc);
+	free(out);
+	/* Recursion: the leafmost frame starts the path, the rest are
+	 * callers; the self time is where the function was the leaf. */
+	ck_assert_int_eq(report_tree_add_callers(t, p, 1, "Object#work"), 0);
+	ck_assert_int_eq(t->nodes[0].value, 8000000);
+	ck_assert_str_eq(report_tree_name(t, &t->nodes[1]), "Object#work");
+	ck_assert_int_eq(t->nodes[1].value, 8000000);
+	ck_assert_int_eq(t->nodes[1].self, 1000000);
+	report_tree_free(t);
+	/* No such function: an empty tree. */
+	t = report_tree_new();
+	ck_assert_int_eq(report_tree_add_callers(t, p, 1, "nothing"), 0);
+	ck_assert_uint_eq(t->nnodes, 1);
+	ck_assert_int_eq(t->nodes[0].value, 0);
+	report_tree_free(t);
+	profile_free(p);
+}
+END_TEST
+
 /* The test suite. */
 static Suite *
 report_suite(void)
@@ -285,6 +356,7 @@ report_suite(void)
 	tcase_add_test(tc, test_tree_full);
 	tcase_add_test(tc, test_tree_deep);
 	tcase_add_test(tc, test_tree_shape);
+	tcase_add_test(tc, test_tree_callers);
 	suite_add_tcase(s, tc);
 	return s;
 }

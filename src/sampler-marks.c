@@ -1,0 +1,95 @@
+/*
+ * sampler-marks.c: user spans on the timeline (Rperf.mark): a name, the
+ * thread, its start and end on the samples' clock.  Kept only with
+ * --timeline (a profile without times has nowhere to show them), at most
+ * SAMPLER_MARKS_MAX of them; they go into the profile as comments
+ * "mark: 0 THREAD START END NAME" (see timeline.h).  With the GVL.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "sampler-int.h"
+#include "util.h"
+#include "xmalloc.h"
+
+/* The most marks kept, and the longest name. */
+#define SAMPLER_MARKS_MAX	100000
+#define SAMPLER_MARK_NAME_MAX	200
+
+/* Open a mark called NAME on the current thread; its id (> 0), or 0
+ * when marks are not kept (no --timeline, not running, too many). */
+int
+sampler_mark_begin(const char *name, size_t len)
+{
+	struct sampler_thread *td;
+	struct sampler_mark *m;
+	size_t i;
+
+	if (!sampler_running() || sampler.cfg.aggregate)
+		return 0;
+	if (sampler.nmarks >= SAMPLER_MARKS_MAX) {
+		sampler.marks_dropped++;
+		return 0;
+	}
+	if ((td = sampler_thread_current()) == NULL)
+		return 0;
+	xgrow((void **)&sampler.marks, &sampler.marks_cap, sampler.nmarks + 1,
+	    sizeof *sampler.marks);
+	m = &sampler.marks[sampler.nmarks++];
+	if (len > SAMPLER_MARK_NAME_MAX)
+		len = SAMPLER_MARK_NAME_MAX;
+	m->name = xmalloc(len + 1);
+	for (i = 0; i < len; i++)	/* one line, no NUL: it is a comment */
+		m->name[i] = name[i] == '\n' || name[i] == '\r' || name[i] == '\0' ?
+		    ' ' : name[i];
+	m->name[len] = '\0';
+	m->thread_seq = td->seq;
+	m->start = util_mono_ns() - sampler.start_mono;
+	m->end = -1;
+	return (int)sampler.nmarks;
+}
+
+/* Close mark ID (from sampler_mark_begin; 0 is ignored). */
+void
+sampler_mark_end(int id)
+{
+	if (id <= 0 || (size_t)id > sampler.nmarks || sampler.marks[id - 1].end != -1)
+		return;
+	sampler.marks[id - 1].end = util_mono_ns() - sampler.start_mono;
+}
+
+/* The marks as comments of P (open ones end now). */
+void
+sampler_marks_emit(struct profile *p)
+{
+	int64_t now = util_mono_ns() - sampler.start_mono;
+	size_t i;
+
+	for (i = 0; i < sampler.nmarks; i++) {
+		const struct sampler_mark *m = &sampler.marks[i];
+
+		if (m->end == -2)	/* closed before a snapshot's clear */
+			continue;
+		profile_add_meta(p, "mark", "0 %d %lld %lld %s", m->thread_seq,
+		    (long long)(m->start > 0 ? m->start : 0),
+		    (long long)(m->end >= 0 ? m->end : now), m->name);
+	}
+	if (sampler.marks_dropped > 0)
+		profile_add_meta(p, "marks dropped", "%llu (at most %d are kept)",
+		    (unsigned long long)sampler.marks_dropped, SAMPLER_MARKS_MAX);
+}
+
+/* Free the marks. */
+void
+sampler_marks_release(void)
+{
+	size_t i;
+
+	for (i = 0; i < sampler.nmarks; i++)
+		free(sampler.marks[i].name);
+	free(sampler.marks);
+	sampler.marks = NULL;
+	sampler.nmarks = sampler.marks_cap = 0;
+	sampler.marks_dropped = 0;
+}

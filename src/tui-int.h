@@ -1,0 +1,174 @@
+/*
+ * tui-int.h: what the browser's parts share.  tui-model.c computes the
+ * rows of every view from the profile, with no ncurses; tui-views.c draws
+ * them; tui.c owns the terminal, the keys and the stack of views.
+ *
+ * Everything a key needs to move is precomputed when a view opens or the
+ * filters change, so a key costs a redraw of one screen: a profile of
+ * 100k stacks stays quick to browse.
+ */
+#ifndef RPERF_TUI_INT_H
+#define RPERF_TUI_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "numfmt.h"
+#include "profile.h"
+#include "report.h"
+#include "tui.h"
+
+enum tui_kind {
+	TUI_FLAT,		/* functions by self or cumulative value */
+	TUI_TREE,		/* the call tree, root first */
+	TUI_CALLERS,		/* one function and its callers */
+	TUI_THREADS,		/* the threads; Enter keeps one */
+	TUI_LABELS,		/* VM states and labels; Enter keeps one */
+	TUI_SOURCE,		/* a function's lines with their values */
+	TUI_HELP,		/* the keys */
+};
+
+/* A report_tree shown with nodes that open and close. */
+struct tui_outline {
+	struct report_tree *t;
+	int shared;		/* T is struct tui's call tree, not ours */
+	uint8_t *open;		/* per node: its children are shown */
+	uint32_t *rows;		/* the nodes shown, in order */
+	size_t nrows, cap;
+};
+
+/* A row of a list view: a function, a thread, a label, a source line. */
+struct tui_item {
+	uint64_t fn;		/* TUI_FLAT: function id */
+	char *name;		/* what the row shows (owned) */
+	int64_t self, cum;	/* TUI_SOURCE: self and cumulative of a line;
+				 * else cum is the row's value */
+	int kind;		/* Enter's filter: a report_rule_kind, or -1 */
+	char *arg;		/* and its argument (owned) */
+	int64_t line;		/* TUI_SOURCE: the line number */
+};
+
+struct tui_view {
+	enum tui_kind kind;
+	size_t sel, top;	/* the selected row, the first row shown */
+	char *title;		/* what the view shows, for the header */
+	char *subject;		/* TUI_CALLERS, TUI_SOURCE: the function */
+	uint64_t fn;		/* TUI_SOURCE: its id, or 0 */
+	struct tui_outline o;	/* TUI_TREE, TUI_CALLERS */
+	struct tui_item *items;	/* the other views */
+	size_t nitems;
+};
+
+#define TUI_MAX_VIEWS 32
+
+/* A filter added by a key: what report_filter_add() takes. */
+struct tui_rule {
+	enum report_rule_kind kind;
+	char *arg;
+};
+
+struct tui {
+	struct profile *p;
+	const struct tui_opts *o;
+	size_t vi;
+	struct numfmt_unit u;
+	/* The samples as the command line's filters left them: each change
+	 * of the keys' filters starts again from these. */
+	struct profile_sample *all;
+	size_t nall;
+	struct tui_rule *rules;
+	size_t nrules, rcap;
+	char *desc;		/* every filter in force, "" for none */
+	int64_t total;		/* after every filter */
+	struct report_tree *tree;	/* the call tree, sorted by value */
+	struct report_tree *whole;	/* the tree without the keys' filters,
+					 * kept: u back to it costs nothing */
+	/* Functions by name: BYNAME lists the ids in name order, CANON[id]
+	 * is the first id of the same name.  USES[OFF[c]..OFF[c+1]) are the
+	 * samples with a function of canonical id C, so a function's callers
+	 * read only its own samples. */
+	uint32_t *byname, *canon;
+	size_t *off;
+	uint32_t *uses;
+	int sort_cum;
+	struct tui_view views[TUI_MAX_VIEWS];
+	int nviews;		/* views[nviews - 1] is on screen */
+	char msg[256];		/* a message for the status line */
+	char search[128];	/* what / looks for */
+	int searching;		/* the / prompt is open */
+	int utf8;		/* the locale's charset is UTF-8 */
+};
+
+/* --- tui-model.c --- */
+
+void tui_model_init(struct tui *t, struct profile *p, const struct tui_opts *o);
+void tui_model_release(struct tui *t);
+/* Apply the command line's rules and T's to the samples again and build
+ * the call tree; 0, or -1 with a message (a rule that does not compile,
+ * a tree too large) and nothing changed. */
+int tui_refilter(struct tui *t, char *err, size_t errlen);
+/* Add a rule and apply it; as tui_refilter(). */
+int tui_add_rule(struct tui *t, enum report_rule_kind kind, const char *arg,
+    char *err, size_t errlen);
+/* Drop the last rule; 0, or -1 when there is none. */
+int tui_undo_rule(struct tui *t);
+
+/* Fill V's rows for its kind; SUBJECT names the function of TUI_CALLERS
+ * and TUI_SOURCE (FN the function id of TUI_SOURCE, or 0 to find one by
+ * name).  0, or -1 with a message in ERR (and V empty). */
+int tui_view_fill(struct tui *t, struct tui_view *v, const char *subject,
+    uint64_t fn, char *err, size_t errlen);
+void tui_view_release(struct tui_view *v);
+/* Sort the flat view's rows again by T->sort_cum. */
+void tui_flat_sort(struct tui *t, struct tui_view *v);
+/* The number of rows V shows. */
+size_t tui_view_rows(const struct tui_view *v);
+
+/* Open or close the outline node at row ROW (OPEN: 1 open, 0 close, -1
+ * toggle); the rows shown are recomputed. */
+void tui_outline_set(struct tui_outline *o, size_t row, int open);
+/* The row of the first node after row FROM (wrapping; FROM itself last)
+ * whose name contains NEEDLE, opening its ancestors; -1 when none. */
+long tui_outline_find(struct tui_outline *o, size_t from, const char *needle);
+/* The same over a list view's rows. */
+long tui_items_find(const struct tui_view *v, size_t from, const char *needle);
+
+/* The function name of V's selected row (NULL when none), with the
+ * filter kinds that f and i use for it: a VM state pseudo-frame is a
+ * label, not a function. */
+const char *tui_selected_name(const struct tui *t, const struct tui_view *v,
+    uint64_t *fn);
+/* The --focus/--ignore argument that matches exactly NAME (regex
+ * metacharacters escaped), or for a VM state its KEY=VALUE with *KIND
+ * changed to the tag rule; owned by the caller. */
+char *tui_rule_arg(const char *name, enum report_rule_kind *kind);
+
+/* --- tui-tree.c --- */
+
+/* Functions by name, once (BYNAME, CANON); the samples each is on, after
+ * each filter change (OFF, USES). */
+void tui_index_names(struct tui *t);
+void tui_index_uses(struct tui *t);
+/* The call tree of the samples kept, sorted by value; NULL when it is
+ * too large. */
+struct report_tree *tui_build_tree(struct tui *t);
+/* V's outline: the call tree (SUBJECT NULL) or SUBJECT's callers. */
+int tui_fill_outline(struct tui *t, struct tui_view *v, const char *subject,
+    char *err, size_t errlen);
+
+/* --- tui-source.c --- */
+
+/* V's rows: the lines of function FN (or, FN 0, of one called SUBJECT
+ * that has line numbers) with each line's self and cumulative value, the
+ * file's text beside them when it can be read. */
+int tui_fill_source(struct tui *t, struct tui_view *v, const char *subject,
+    uint64_t fn, char *err, size_t errlen);
+
+/* --- tui-views.c --- */
+
+/* Draw the whole screen: header, filters, the view, the status line. */
+void tui_draw(struct tui *t);
+/* The rows of the screen a view gets. */
+int tui_page_rows(void);
+
+#endif

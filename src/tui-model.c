@@ -1,0 +1,521 @@
+/*
+ * tui-model.c: the rows of the browser's views, computed from the profile
+ * with no ncurses (see tui-int.h).  Filters are report.c's own, applied
+ * to a copy of the samples the command line left, so a key's filter means
+ * exactly what the option of the same name means; the trees are
+ * report.c's too.  The flat table adds up like text.c's.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "tui-int.h"
+#include "xmalloc.h"
+
+void
+tui_model_init(struct tui *t, struct profile *p, const struct tui_opts *o)
+{
+	memset(t, 0, sizeof *t);
+	t->p = p;
+	t->o = o;
+	t->vi = profile_value_index(p, o->value_index);
+	numfmt_unit_init(&t->u, p, t->vi);
+	t->nall = p->nsamples;
+	t->all = xcalloc(t->nall ? t->nall : 1, sizeof *t->all);
+	memcpy(t->all, p->samples, t->nall * sizeof *t->all);
+	t->desc = xstrdup(o->filters);
+	t->total = profile_total(p, t->vi);
+	t->sort_cum = o->sort_cum;
+	tui_index_names(t);
+}
+
+void
+tui_model_release(struct tui *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nrules; i++)
+		free(t->rules[i].arg);
+	free(t->rules);
+	free(t->all);
+	free(t->desc);
+	if (t->tree != t->whole)
+		report_tree_free(t->tree);
+	report_tree_free(t->whole);
+	free(t->byname);
+	free(t->canon);
+	free(t->off);
+	free(t->uses);
+}
+
+int
+tui_refilter(struct tui *t, char *err, size_t errlen)
+{
+	struct report_filter f;
+	const char *mine;
+	size_t i;
+
+	report_filter_init(&f);
+	for (i = 0; i < t->nrules; i++) {
+		if (report_filter_add(&f, t->rules[i].kind, t->rules[i].arg,
+		    err, errlen) != 0) {
+			report_filter_release(&f);
+			return -1;
+		}
+	}
+	memcpy(t->p->samples, t->all, t->nall * sizeof *t->all);
+	t->p->nsamples = t->nall;
+	report_filter_apply(t->p, &f);
+	t->total = profile_total(t->p, t->vi);
+	/* Built here, once a filter, so that showing it costs nothing. */
+	if (t->tree != t->whole)
+		report_tree_free(t->tree);
+	if (t->nrules == 0 && t->whole == NULL)
+		t->whole = tui_build_tree(t);
+	t->tree = t->nrules == 0 ? t->whole : tui_build_tree(t);
+	tui_index_uses(t);
+	mine = report_filter_describe(&f);
+	free(t->desc);
+	t->desc = xasprintf("%s%s%s", t->o->filters,
+	    *t->o->filters && *mine ? " " : "", mine);
+	report_filter_release(&f);
+	return 0;
+}
+
+int
+tui_add_rule(struct tui *t, enum report_rule_kind kind, const char *arg,
+    char *err, size_t errlen)
+{
+	void *v = t->rules;
+
+	xgrow(&v, &t->rcap, t->nrules + 1, sizeof *t->rules);
+	t->rules = v;
+	t->rules[t->nrules].kind = kind;
+	t->rules[t->nrules++].arg = xstrdup(arg);
+	if (tui_refilter(t, err, errlen) == 0)
+		return 0;
+	free(t->rules[--t->nrules].arg);
+	return -1;
+}
+
+int
+tui_undo_rule(struct tui *t)
+{
+	char err[256];
+
+	if (t->nrules == 0)
+		return -1;
+	free(t->rules[--t->nrules].arg);
+	return tui_refilter(t, err, sizeof err);
+}
+
+/* --- list views --- */
+
+/* Append a row to V; its NAME and ARG are taken over. */
+static struct tui_item *
+tui_push(struct tui_view *v, size_t *cap, char *name, int64_t value)
+{
+	struct tui_item *it;
+	void *p = v->items;
+
+	xgrow(&p, cap, v->nitems + 1, sizeof *v->items);
+	v->items = p;
+	it = &v->items[v->nitems++];
+	memset(it, 0, sizeof *it);
+	it->name = name;
+	it->cum = value;
+	it->kind = -1;
+	return it;
+}
+
+static int tui_sort_cum;	/* for qsort, which takes no argument */
+
+/* By self or cumulative value, largest first, then name and id. */
+static int
+tui_cmp_flat(const void *a, const void *b)
+{
+	const struct tui_item *x = a, *y = b;
+	int64_t vx = tui_sort_cum ? x->cum : x->self;
+	int64_t vy = tui_sort_cum ? y->cum : y->self;
+	int c;
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	if ((c = strcmp(x->name, y->name)) != 0)
+		return c;
+	return x->fn < y->fn ? -1 : x->fn > y->fn;
+}
+
+/* By value, largest first, then name. */
+static int
+tui_cmp_value(const void *a, const void *b)
+{
+	const struct tui_item *x = a, *y = b;
+
+	if (x->cum != y->cum)
+		return x->cum > y->cum ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+void
+tui_flat_sort(struct tui *t, struct tui_view *v)
+{
+	tui_sort_cum = t->sort_cum;
+	if (v->nitems > 1)
+		qsort(v->items, v->nitems, sizeof *v->items, tui_cmp_flat);
+}
+
+/* The flat table: each function's self and cumulative value. */
+static void
+tui_fill_flat(struct tui *t, struct tui_view *v)
+{
+	const struct profile *p = t->p;
+	int64_t *self = xcalloc(p->nfunctions + 1, sizeof *self);
+	int64_t *cum = xcalloc(p->nfunctions + 1, sizeof *cum);
+	size_t *stamp = xcalloc(p->nfunctions + 1, sizeof *stamp), i, cap = 0;
+	uint32_t j;
+
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		const uint64_t *locs = profile_sample_locs(p, s);
+		int64_t w = profile_sample_values(p, s)[t->vi];
+
+		for (j = 0; j < s->nloc; j++) {
+			uint64_t fn = profile_location_function_id(p, locs[j]);
+
+			if (fn == 0)
+				continue;
+			if (j == 0)
+				self[fn] = profile_add_sat(self[fn], w);
+			/* Recursion counts once in the cumulative value. */
+			if (stamp[fn] != i + 1) {
+				stamp[fn] = i + 1;
+				cum[fn] = profile_add_sat(cum[fn], w);
+			}
+		}
+	}
+	for (i = 1; i <= p->nfunctions; i++) {
+		const char *name = profile_str(p, p->functions[i - 1].name);
+		struct tui_item *it;
+
+		if (self[i] == 0 && cum[i] == 0)
+			continue;
+		it = tui_push(v, &cap, xstrdup(*name ? name : "[unknown]"),
+		    cum[i]);
+		it->fn = i;
+		it->self = self[i];
+	}
+	free(self);
+	free(cum);
+	free(stamp);
+	tui_flat_sort(t, v);
+}
+
+/* A sum by key: samples' values added up per (A, B), sorted by both. */
+struct tui_tally {
+	uint64_t a, b;
+	int64_t w;
+};
+
+static int
+tui_cmp_tally(const void *x, const void *y)
+{
+	const struct tui_tally *p = x, *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	return p->b < q->b ? -1 : p->b > q->b;
+}
+
+/* Sort the N entries of T and merge equal keys; the count left. */
+static size_t
+tui_tally_merge(struct tui_tally *t, size_t n)
+{
+	size_t i, k = 0;
+
+	if (n == 0)
+		return 0;	/* T may be NULL, which qsort() must not get */
+	qsort(t, n, sizeof *t, tui_cmp_tally);
+	for (i = 0; i < n; i++) {
+		if (k > 0 && t[k - 1].a == t[i].a && t[k - 1].b == t[i].b)
+			t[k - 1].w = profile_add_sat(t[k - 1].w, t[i].w);
+		else
+			t[k++] = t[i];
+	}
+	return k;
+}
+
+/* The threads, by value: Enter keeps the one selected (--thread). */
+static void
+tui_fill_threads(struct tui *t, struct tui_view *v)
+{
+	const struct profile *p = t->p;
+	struct tui_tally *ty = xcalloc(p->nsamples + 1, sizeof *ty);
+	size_t i, n = 0, cap = 0;
+
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		const struct profile_label *l = profile_sample_label(p, s,
+		    "thread");
+		const struct profile_label *name = profile_sample_label(p, s,
+		    "thread_name");
+
+		if (l == NULL || l->str != 0)
+			continue;
+		ty[n].a = (uint64_t)l->num;
+		ty[n].b = name != NULL ? name->str : 0;
+		ty[n++].w = profile_sample_values(p, s)[t->vi];
+	}
+	n = tui_tally_merge(ty, n);
+	for (i = 0; i < n; i++) {
+		struct tui_item *it = tui_push(v, &cap, xasprintf("%" PRId64
+		    "  %s", (int64_t)ty[i].a, profile_str(p, (str_id)ty[i].b)),
+		    ty[i].w);
+
+		it->kind = REPORT_THREAD;
+		it->arg = xasprintf("%" PRId64, (int64_t)ty[i].a);
+	}
+	free(ty);
+	if (v->nitems > 1)
+		qsort(v->items, v->nitems, sizeof *v->items, tui_cmp_value);
+}
+
+/* Whether labels of KEY are shown elsewhere (threads) or are VM states. */
+static int
+tui_label_skipped(const char *key)
+{
+	size_t i;
+
+	if (strcmp(key, "thread") == 0 || strcmp(key, "thread_name") == 0 ||
+	    strcmp(key, "timestamp") == 0)
+		return 1;
+	for (i = 0; i < PROFILE_NSTATES; i++) {
+		if (strcmp(profile_states[i].key, key) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Label rows by key ("key=" ends each key's prefix of ARG), then by
+ * value, largest first. */
+static int
+tui_cmp_label(const void *a, const void *b)
+{
+	const struct tui_item *x = a, *y = b;
+	size_t kx = strcspn(x->arg, "="), ky = strcspn(y->arg, "=");
+	int c = strncmp(x->arg, y->arg, kx < ky ? kx : ky);
+
+	if (c != 0 || kx != ky)
+		return c != 0 ? c : kx < ky ? -1 : 1;
+	return tui_cmp_value(a, b);
+}
+
+/* The VM states, then every other label KEY=VALUE, each key's values
+ * by value: Enter keeps the samples with the label (--tagfocus). */
+static void
+tui_fill_labels(struct tui *t, struct tui_view *v)
+{
+	const struct profile *p = t->p;
+	int64_t states[PROFILE_NSTATES] = { 0 };
+	struct tui_tally *ty = NULL;
+	size_t i, k, n = 0, tcap = 0, cap = 0, first;
+	/* Per key string: 0 not looked at yet, 2 skipped, 3 shown. */
+	uint8_t *skip = xcalloc(p->nstrings + 1, 1);
+	uint32_t j;
+	int any = 0;
+
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		const struct profile_label *l = profile_sample_labels(p, s);
+		struct profile_vm_state st = profile_sample_state(p, s);
+		int64_t w = profile_sample_values(p, s)[t->vi];
+
+		if (st.gvl_state >= 0)
+			states[st.gvl_state] = profile_add_sat(
+			    states[st.gvl_state], w), any = 1;
+		if (st.gc_state >= 0)
+			states[st.gc_state] = profile_add_sat(
+			    states[st.gc_state], w), any = 1;
+		for (j = 0; j < s->nlabel; j++) {
+			void *vp = ty;
+
+			if (l[j].key >= p->nstrings)
+				continue;
+			if (skip[l[j].key] == 0)
+				skip[l[j].key] = tui_label_skipped(
+				    profile_str(p, l[j].key)) ? 2 : 3;
+			if (skip[l[j].key] == 2)
+				continue;
+			xgrow(&vp, &tcap, n + 1, sizeof *ty);
+			ty = vp;
+			/* Strings and numbers apart: the low bit of A. */
+			ty[n].a = (uint64_t)l[j].key << 1 | (l[j].str == 0);
+			ty[n].b = l[j].str != 0 ? l[j].str : (uint64_t)l[j].num;
+			ty[n++].w = w;
+		}
+	}
+	free(skip);
+	for (k = 0; any && k < PROFILE_NSTATES; k++) {
+		struct tui_item *it = tui_push(v, &cap,
+		    xasprintf("%s (%s=%s)", profile_states[k].frame,
+		    profile_states[k].key, profile_states[k].value), states[k]);
+
+		it->kind = REPORT_TAGFOCUS;
+		it->arg = xasprintf("%s=%s", profile_states[k].key,
+		    profile_states[k].value);
+	}
+	first = v->nitems;
+	n = tui_tally_merge(ty, n);
+	for (i = 0; i < n; i++) {
+		const char *key = profile_str(p, (str_id)(ty[i].a >> 1));
+		char *kv = ty[i].a & 1 ? xasprintf("%s=%" PRId64, key,
+		    (int64_t)ty[i].b) : xasprintf("%s=%s", key,
+		    profile_str(p, (str_id)ty[i].b));
+
+		tui_push(v, &cap, xstrdup(kv), ty[i].w)->arg = kv;
+		v->items[v->nitems - 1].kind = REPORT_TAGFOCUS;
+	}
+	free(ty);
+	if (v->nitems - first > 1)
+		qsort(v->items + first, v->nitems - first, sizeof *v->items,
+		    tui_cmp_label);
+}
+
+long
+tui_items_find(const struct tui_view *v, size_t from, const char *needle)
+{
+	size_t i, k;
+
+	for (k = 1; k <= v->nitems; k++) {
+		i = (from + k) % v->nitems;
+		if (strcasestr(v->items[i].name, needle) != NULL)
+			return (long)i;
+	}
+	return -1;
+}
+
+void
+tui_view_release(struct tui_view *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->nitems; i++) {
+		free(v->items[i].name);
+		free(v->items[i].arg);
+	}
+	free(v->items);
+	if (!v->o.shared)
+		report_tree_free(v->o.t);
+	free(v->o.open);
+	free(v->o.rows);
+	free(v->title);
+	free(v->subject);
+	memset(v, 0, sizeof *v);
+}
+
+size_t
+tui_view_rows(const struct tui_view *v)
+{
+	if (v->kind == TUI_TREE || v->kind == TUI_CALLERS)
+		return v->o.nrows;
+	return v->nitems;
+}
+
+int
+tui_view_fill(struct tui *t, struct tui_view *v, const char *subject,
+    uint64_t fn, char *err, size_t errlen)
+{
+	enum tui_kind kind = v->kind;
+	char *subj = subject ? xstrdup(subject) : NULL;
+
+	tui_view_release(v);
+	v->kind = kind;
+	v->subject = subj;
+	v->fn = fn;
+	subject = subj;
+	switch (kind) {
+	case TUI_FLAT:
+		tui_fill_flat(t, v);
+		v->title = xstrdup("Functions");
+		return 0;
+	case TUI_TREE:
+		v->title = xstrdup("Call tree");
+		return tui_fill_outline(t, v, NULL, err, errlen);
+	case TUI_CALLERS:
+		v->title = xasprintf("Callers of %s", subject);
+		return tui_fill_outline(t, v, subject, err, errlen);
+	case TUI_THREADS:
+		v->title = xstrdup("Threads (Enter keeps one)");
+		tui_fill_threads(t, v);
+		if (v->nitems == 0) {
+			error_set(err, errlen, "the samples have no thread labels");
+			return -1;
+		}
+		return 0;
+	case TUI_LABELS:
+		v->title = xstrdup("VM states and labels (Enter keeps one)");
+		tui_fill_labels(t, v);
+		if (v->nitems == 0) {
+			error_set(err, errlen, "the samples have no labels");
+			return -1;
+		}
+		return 0;
+	case TUI_SOURCE:
+		return tui_fill_source(t, v, subject, fn, err, errlen);
+	case TUI_HELP:
+		v->title = xstrdup("Keys");
+		return 0;
+	}
+	return 0;
+}
+
+const char *
+tui_selected_name(const struct tui *t, const struct tui_view *v,
+    uint64_t *fn)
+{
+	*fn = 0;
+	switch (v->kind) {
+	case TUI_FLAT:
+		if (v->sel >= v->nitems)
+			return NULL;
+		*fn = v->items[v->sel].fn;
+		return v->items[v->sel].name;
+	case TUI_TREE:
+	case TUI_CALLERS:
+		if (v->sel >= v->o.nrows)
+			return NULL;
+		return report_tree_name(v->o.t, &v->o.t->nodes[v->o.rows[v->sel]]);
+	default:
+		return NULL;
+	}
+}
+
+char *
+tui_rule_arg(const char *name, enum report_rule_kind *kind)
+{
+	size_t k;
+	char *re, *d;
+
+	for (k = 0; k < PROFILE_NSTATES; k++) {
+		if (strcmp(name, profile_states[k].frame) != 0)
+			continue;
+		*kind = *kind == REPORT_FOCUS ? REPORT_TAGFOCUS : REPORT_TAGIGNORE;
+		return xasprintf("%s=%s", profile_states[k].key,
+		    profile_states[k].value);
+	}
+	/* The whole name, literally: ^ and $ around it, every
+	 * metacharacter of an extended regex escaped. */
+	re = d = xmalloc(2 * strlen(name) + 3);
+	*d++ = '^';
+	for (; *name != '\0'; name++) {
+		if (strchr("\\.[]()*+?{}|^$", *name) != NULL)
+			*d++ = '\\';
+		*d++ = *name;
+	}
+	*d++ = '$';
+	*d = '\0';
+	return re;
+}

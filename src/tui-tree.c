@@ -1,0 +1,273 @@
+/*
+ * tui-tree.c: the browser's trees (see tui-int.h): the call tree, built
+ * once a filter change by report.c, the callers of a function, and the
+ * rows an outline shows as its nodes open and close.  An index of the
+ * samples each function is on lets the callers of one function be built
+ * from its own samples, not the whole profile's.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "tui-int.h"
+#include "xmalloc.h"
+
+static const struct profile *tui_names_of;	/* for qsort */
+
+/* Function ids by name, then id. */
+static int
+tui_cmp_fn_name(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct profile *p = tui_names_of;
+	int c = strcmp(profile_str(p, p->functions[x - 1].name),
+	    profile_str(p, p->functions[y - 1].name));
+
+	return c != 0 ? c : x < y ? -1 : x > y;
+}
+
+/* BYNAME and CANON, once: names do not change. */
+void
+tui_index_names(struct tui *t)
+{
+	const struct profile *p = t->p;
+	size_t i;
+
+	t->byname = xcalloc(p->nfunctions + 1, sizeof *t->byname);
+	t->canon = xcalloc(p->nfunctions + 1, sizeof *t->canon);
+	for (i = 0; i < p->nfunctions; i++)
+		t->byname[i] = (uint32_t)(i + 1);
+	tui_names_of = p;
+	if (p->nfunctions > 1)
+		qsort(t->byname, p->nfunctions, sizeof *t->byname,
+		    tui_cmp_fn_name);
+	for (i = 0; i < p->nfunctions; i++) {
+		uint32_t id = t->byname[i];
+
+		t->canon[id] = i > 0 && p->functions[id - 1].name ==
+		    p->functions[t->byname[i - 1] - 1].name ?
+		    t->canon[t->byname[i - 1]] : id;
+	}
+}
+
+/* USES and OFF for the samples kept: two passes, counting then filling;
+ * a sample is listed once per function however often it recurses. */
+void
+tui_index_uses(struct tui *t)
+{
+	const struct profile *p = t->p;
+	size_t *stamp = xcalloc(p->nfunctions + 1, sizeof *stamp);
+	size_t *fill, i, pass;
+	uint32_t j;
+
+	free(t->off);
+	free(t->uses);
+	t->off = xcalloc(p->nfunctions + 2, sizeof *t->off);
+	t->uses = NULL;
+	fill = t->off;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < p->nsamples; i++) {
+			const struct profile_sample *s = &p->samples[i];
+			const uint64_t *locs = profile_sample_locs(p, s);
+
+			for (j = 0; j < s->nloc; j++) {
+				uint64_t fn = profile_location_function_id(p,
+				    locs[j]);
+				uint32_t c;
+
+				if (fn == 0)
+					continue;
+				c = t->canon[fn];
+				if (stamp[c] == 2 * i + pass + 1)
+					continue;
+				stamp[c] = 2 * i + pass + 1;
+				if (pass == 0)
+					t->off[c + 1]++;
+				else
+					t->uses[fill[c]++] = (uint32_t)i;
+			}
+		}
+		if (pass == 1)
+			break;
+		for (i = 1; i <= p->nfunctions + 1; i++)
+			t->off[i] += t->off[i - 1];
+		t->uses = xcalloc(t->off[p->nfunctions + 1] + 1, sizeof *t->uses);
+		/* Fill from each list's start, then put the starts back. */
+		fill = xcalloc(p->nfunctions + 2, sizeof *fill);
+		memcpy(fill, t->off, (p->nfunctions + 2) * sizeof *fill);
+	}
+	free(fill);
+	free(stamp);
+}
+
+/* The canonical id of the function called NAME, or 0. */
+static uint32_t
+tui_find_name(const struct tui *t, const char *name)
+{
+	const struct profile *p = t->p;
+	size_t lo = 0, hi = p->nfunctions;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(profile_str(p,
+		    p->functions[t->byname[mid] - 1].name), name);
+
+		if (c == 0)
+			return t->canon[t->byname[mid]];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* The call tree of the samples kept, or NULL when it is too large. */
+struct report_tree *
+tui_build_tree(struct tui *t)
+{
+	struct report_tree *tree = report_tree_new();
+
+	if (report_tree_add(tree, t->p, t->vi, 0, 1.0) != 0) {
+		report_tree_free(tree);
+		return NULL;
+	}
+	report_tree_sort(tree, 1);
+	return tree;
+}
+
+/* The nodes of O shown: the open nodes' children, depth first. */
+static void
+tui_outline_rows(struct tui_outline *o)
+{
+	const struct report_node *n = o->t->nodes;
+	uint32_t c = n[0].child;
+	void *v;
+
+	o->nrows = 0;
+	while (c != 0) {
+		v = o->rows;
+		xgrow(&v, &o->cap, o->nrows + 1, sizeof *o->rows);
+		o->rows = v;
+		o->rows[o->nrows++] = c;
+		if (o->open[c] && n[c].child != 0) {
+			c = n[c].child;
+			continue;
+		}
+		while (c != 0 && n[c].next == 0)
+			c = n[c].parent;
+		if (c != 0)
+			c = n[c].next;
+	}
+}
+
+void
+tui_outline_set(struct tui_outline *o, size_t row, int open)
+{
+	uint32_t node;
+
+	if (row >= o->nrows)
+		return;
+	node = o->rows[row];
+	o->open[node] = open < 0 ? !o->open[node] : (uint8_t)open;
+	tui_outline_rows(o);
+}
+
+long
+tui_outline_find(struct tui_outline *o, size_t from, const char *needle)
+{
+	const struct report_tree *t = o->t;
+	const struct report_node *n = t->nodes;
+	uint8_t *hit = xcalloc(t->names->nstrings, 1);
+	uint32_t c, start, a;
+	size_t i, steps;
+	long row = -1;
+	int found = 0;
+
+	/* One comparison per name, not per node. */
+	for (i = 0; i < t->names->nstrings; i++)
+		hit[i] = strcasestr(t->names->strings[i], needle) != NULL;
+	start = from < o->nrows ? o->rows[from] : n[0].child;
+	c = start;
+	for (steps = 0; steps < t->nnodes && c != 0; steps++) {
+		/* The next node in preorder, whether shown or not. */
+		if (n[c].child != 0)
+			c = n[c].child;
+		else {
+			while (c != 0 && n[c].next == 0)
+				c = n[c].parent;
+			c = c != 0 ? n[c].next : n[0].child;
+		}
+		if (hit[n[c].name]) {
+			found = 1;
+			break;
+		}
+		if (c == start)
+			break;
+	}
+	free(hit);
+	if (!found)
+		return -1;
+	for (a = n[c].parent; a != 0; a = n[a].parent)
+		o->open[a] = 1;
+	tui_outline_rows(o);
+	for (i = 0; i < o->nrows; i++) {
+		if (o->rows[i] == c) {
+			row = (long)i;
+			break;
+		}
+	}
+	return row;
+}
+
+/* The call tree (SUBJECT NULL) or the callers of SUBJECT into V. */
+int
+tui_fill_outline(struct tui *t, struct tui_view *v, const char *subject,
+    char *err, size_t errlen)
+{
+	struct tui_outline *o = &v->o;
+	uint32_t c;
+	int rc;
+
+	if (subject == NULL) {
+		o->t = t->tree;
+		o->shared = 1;
+		rc = o->t == NULL ? -1 : 0;
+	} else {
+		uint32_t fn = tui_find_name(t, subject);
+		struct profile sub = *t->p;
+		size_t i;
+
+		/* Only the samples with the function, when it is one (a VM
+		 * state is not): the same tree, at a fraction of the cost.
+		 * SUB shares everything with the profile but the list of
+		 * samples, and report.c only reads it. */
+		if (fn != 0) {
+			sub.nsamples = t->off[fn + 1] - t->off[fn];
+			sub.samples = xcalloc(sub.nsamples + 1, sizeof *sub.samples);
+			for (i = 0; i < sub.nsamples; i++)
+				sub.samples[i] = t->p->samples[t->uses[t->off[fn] + i]];
+		}
+		o->t = report_tree_new();
+		rc = report_tree_add_callers(o->t, &sub, t->vi, subject);
+		if (rc == 0)
+			report_tree_sort(o->t, 1);
+		if (fn != 0)
+			free(sub.samples);
+	}
+	if (rc != 0) {
+		error_set(err, errlen, "the tree is too large to show");
+		return -1;
+	}
+	o->open = xcalloc(o->t->nnodes, 1);
+	/* The callers view opens on the function's own callers; a tree
+	 * opens where there is only one way down (<main>, say). */
+	if (subject != NULL && o->t->nnodes > 1)
+		o->open[1] = 1;
+	for (c = o->t->nodes[0].child; subject == NULL && c != 0 &&
+	    o->t->nodes[c].next == 0 && o->t->nodes[c].depth <= 64;
+	    c = o->t->nodes[c].child)
+		o->open[c] = 1;
+	tui_outline_rows(o);
+	return 0;
+}

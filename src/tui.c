@@ -1,0 +1,433 @@
+/*
+ * tui.c: the browser's terminal and keys (see tui.h): ncurses set up on
+ * the terminal, a stack of views (Esc goes back), and one function a key.
+ * Every way out -- q, end of input, an error, SIGINT, SIGTERM, SIGHUP --
+ * goes through endwin(), so the shell gets its screen back; a signal then
+ * ends the process as it would have without the browser.
+ *
+ * RPERF_TUI_TIMING=FILE appends, for each key, the microseconds from
+ * reading it to the screen drawn: how the responsiveness target is
+ * measured (bench/report/tui).
+ */
+#include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <curses.h>
+
+#include "cmd.h"
+#include "error.h"
+#include "tui-int.h"
+#include "xmalloc.h"
+
+/* The signal that asked the browser to end, or 0. */
+static volatile sig_atomic_t tui_signal;
+
+static void
+tui_on_signal(int sig)
+{
+	tui_signal = sig;
+}
+
+/* A message on the status line until the next key. */
+static void
+tui_say(struct tui *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void
+tui_say(struct tui *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->msg, sizeof t->msg, fmt, ap);
+	va_end(ap);
+}
+
+static struct tui_view *
+tui_top(struct tui *t)
+{
+	return &t->views[t->nviews - 1];
+}
+
+/* Open a view of KIND on top (about SUBJECT, function FN); on failure
+ * the status line says why and nothing changes. */
+static void
+tui_open(struct tui *t, enum tui_kind kind, const char *subject, uint64_t fn)
+{
+	struct tui_view v;
+	char err[256];
+
+	if (tui_top(t)->kind == kind && kind != TUI_CALLERS &&
+	    kind != TUI_SOURCE)
+		return;
+	memset(&v, 0, sizeof v);
+	v.kind = kind;
+	if (tui_view_fill(t, &v, subject, fn, err, sizeof err) != 0) {
+		tui_view_release(&v);
+		tui_say(t, "%s", err);
+		return;
+	}
+	if (t->nviews == TUI_MAX_VIEWS) {
+		/* The oldest view but the first makes room. */
+		tui_view_release(&t->views[1]);
+		memmove(&t->views[1], &t->views[2],
+		    (TUI_MAX_VIEWS - 2) * sizeof t->views[0]);
+		t->nviews--;
+	}
+	t->views[t->nviews++] = v;
+}
+
+/* After the filters changed: every view computed again, where it was. */
+static void
+tui_rebuild(struct tui *t)
+{
+	char err[256];
+	int i;
+
+	for (i = 0; i < t->nviews; i++) {
+		struct tui_view *v = &t->views[i];
+		size_t sel = v->sel, top = v->top;
+		char *subject = v->subject ? xstrdup(v->subject) : NULL;
+
+		tui_view_fill(t, v, subject, v->fn, err, sizeof err);
+		free(subject);
+		v->sel = sel;
+		v->top = top;
+	}
+}
+
+/* Add the filter KIND ARG (f, i, Enter on a thread or a label). */
+static void
+tui_filter(struct tui *t, enum report_rule_kind kind, const char *arg)
+{
+	char err[256];
+
+	if (tui_add_rule(t, kind, arg, err, sizeof err) != 0) {
+		tui_say(t, "%s", err);
+		return;
+	}
+	/* Back from the list the filter was picked in. */
+	if (t->nviews > 1 && (tui_top(t)->kind == TUI_THREADS ||
+	    tui_top(t)->kind == TUI_LABELS))
+		tui_view_release(&t->views[--t->nviews]);
+	tui_rebuild(t);
+	tui_top(t)->sel = 0;
+	tui_top(t)->top = 0;
+}
+
+/* f and i: keep or drop the samples with the selected function. */
+static void
+tui_filter_selected(struct tui *t, enum report_rule_kind kind)
+{
+	uint64_t fn;
+	const char *name = tui_selected_name(t, tui_top(t), &fn);
+	char *arg;
+
+	if (name == NULL) {
+		tui_say(t, "select a function first (in the functions, the tree "
+		    "or the callers)");
+		return;
+	}
+	arg = tui_rule_arg(name, &kind);
+	tui_filter(t, kind, arg);
+	free(arg);
+}
+
+/* Move the selection to the next row matching the search, from FROM
+ * (itself too when SAME). */
+static int
+tui_search(struct tui *t, size_t from, int same)
+{
+	struct tui_view *v = tui_top(t);
+	size_t rows = tui_view_rows(v);
+	long r;
+
+	if (*t->search == '\0' || rows == 0)
+		return 0;
+	if (v->kind == TUI_TREE || v->kind == TUI_CALLERS) {
+		const struct report_node *n = &v->o.t->nodes[v->o.rows[from]];
+
+		if (same && strcasestr(report_tree_name(v->o.t, n), t->search))
+			r = (long)from;
+		else
+			r = tui_outline_find(&v->o, from, t->search);
+	} else if (v->kind == TUI_HELP)
+		return 0;
+	else
+		r = tui_items_find(v, same ? from + rows - 1 : from, t->search);
+	if (r < 0)
+		return -1;
+	v->sel = (size_t)r;
+	return 0;
+}
+
+/* A key while the / prompt is open; START is where the search began. */
+static void
+tui_search_key(struct tui *t, int ch, size_t start)
+{
+	size_t len = strlen(t->search);
+
+	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+		t->searching = 0;
+		return;
+	}
+	if (ch == 27) {
+		t->searching = 0;
+		*t->search = '\0';
+		tui_top(t)->sel = start;
+		return;
+	}
+	if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+		if (len > 0)
+			t->search[len - 1] = '\0';
+	} else if (ch >= 0x20 && ch < 0x100 && ch != 0x7f &&
+	    len + 1 < sizeof t->search) {
+		t->search[len] = (char)ch;
+		t->search[len + 1] = '\0';
+	} else
+		return;
+	tui_top(t)->sel = start;
+	if (tui_search(t, start, 1) != 0)
+		tui_say(t, "not found: %s", t->search);
+}
+
+/* Move the selection by DELTA rows, clamped. */
+static void
+tui_move(struct tui *t, long delta)
+{
+	struct tui_view *v = tui_top(t);
+	long rows = (long)tui_view_rows(v), sel = (long)v->sel + delta;
+
+	if (sel >= rows)
+		sel = rows - 1;
+	if (sel < 0)
+		sel = 0;
+	v->sel = (size_t)sel;
+}
+
+/* Enter, Right and Left. */
+static void
+tui_enter(struct tui *t, int ch)
+{
+	struct tui_view *v = tui_top(t);
+	int outline = v->kind == TUI_TREE || v->kind == TUI_CALLERS;
+	uint64_t fn;
+	const char *name = tui_selected_name(t, v, &fn);
+
+	if (outline && v->sel < v->o.nrows) {
+		const struct report_node *n = &v->o.t->nodes[v->o.rows[v->sel]];
+		size_t r;
+
+		if (ch != KEY_LEFT || v->o.open[v->o.rows[v->sel]]) {
+			tui_outline_set(&v->o, v->sel, ch == KEY_RIGHT ? 1 :
+			    ch == KEY_LEFT ? 0 : -1);
+			return;
+		}
+		/* Left on a closed node: up to its parent. */
+		for (r = v->sel; r-- > 0;) {
+			if (v->o.rows[r] == n->parent) {
+				v->sel = r;
+				break;
+			}
+		}
+		return;
+	}
+	if (ch == KEY_LEFT) {
+		if (t->nviews > 1)
+			tui_view_release(&t->views[--t->nviews]);
+		return;
+	}
+	if (v->kind == TUI_FLAT && name != NULL)
+		tui_open(t, TUI_CALLERS, name, 0);
+	else if ((v->kind == TUI_THREADS || v->kind == TUI_LABELS) &&
+	    v->sel < v->nitems && v->items[v->sel].arg != NULL &&
+	    ch != KEY_RIGHT)
+		tui_filter(t, (enum report_rule_kind)v->items[v->sel].kind,
+		    v->items[v->sel].arg);
+	else if (v->kind == TUI_HELP)
+		tui_view_release(&t->views[--t->nviews]);
+}
+
+/* Handle key CH; 1 to leave the browser. */
+static int
+tui_key(struct tui *t, int ch)
+{
+	struct tui_view *v = tui_top(t);
+	long page = tui_page_rows();
+	uint64_t fn;
+	const char *name;
+
+	switch (ch) {
+	case 'q':
+		return 1;
+	case KEY_UP: case 'k': tui_move(t, -1); break;
+	case KEY_DOWN: case 'j': tui_move(t, 1); break;
+	case KEY_PPAGE: case 'b': tui_move(t, -page); break;
+	case KEY_NPAGE: case ' ': tui_move(t, page); break;
+	case KEY_HOME: case 'g': tui_move(t, -(long)tui_view_rows(v)); break;
+	case KEY_END: case 'G': tui_move(t, (long)tui_view_rows(v)); break;
+	case '\n': case '\r': case KEY_ENTER: case KEY_RIGHT: case KEY_LEFT:
+		tui_enter(t, ch);
+		break;
+	case 27: case KEY_BACKSPACE: case 127: case 8:
+		if (t->nviews > 1)
+			tui_view_release(&t->views[--t->nviews]);
+		break;
+	case 'c': case 'a':
+		name = tui_selected_name(t, v, &fn);
+		if (name == NULL)
+			tui_say(t, "select a function first");
+		else
+			tui_open(t, ch == 'c' ? TUI_CALLERS : TUI_SOURCE, name, fn);
+		break;
+	case '1': case 'F': tui_open(t, TUI_FLAT, NULL, 0); break;
+	case '2': case 'T': tui_open(t, TUI_TREE, NULL, 0); break;
+	case '3': case 't': tui_open(t, TUI_THREADS, NULL, 0); break;
+	case '4': case 'l': tui_open(t, TUI_LABELS, NULL, 0); break;
+	case '?': tui_open(t, TUI_HELP, NULL, 0); break;
+	case 's': {
+		int i;
+
+		t->sort_cum = !t->sort_cum;
+		for (i = 0; i < t->nviews; i++) {
+			if (t->views[i].kind == TUI_FLAT)
+				tui_flat_sort(t, &t->views[i]);
+		}
+		if (v->kind == TUI_FLAT)
+			v->sel = v->top = 0;
+		tui_say(t, "functions sorted by %s value",
+		    t->sort_cum ? "cumulative" : "self");
+		break;
+	}
+	case 'f': tui_filter_selected(t, REPORT_FOCUS); break;
+	case 'i': tui_filter_selected(t, REPORT_IGNORE); break;
+	case 'u':
+		if (tui_undo_rule(t) != 0)
+			tui_say(t, "no filter to undo");
+		else
+			tui_rebuild(t);
+		break;
+	case '/':
+		t->searching = 1;
+		*t->search = '\0';
+		break;
+	case 'n':
+		if (*t->search == '\0')
+			tui_say(t, "nothing to search for: / first");
+		else if (tui_search(t, v->sel, 0) != 0)
+			tui_say(t, "not found: %s", t->search);
+		break;
+	case KEY_RESIZE:
+		break;
+	default:
+		tui_say(t, "unknown key: ? shows the keys");
+		break;
+	}
+	return 0;
+}
+
+/* Microseconds of the monotonic clock. */
+static long long
+tui_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int
+tui_run(struct profile *p, const struct tui_opts *o)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa, old[3];
+	const char *timing = getenv("RPERF_TUI_TIMING");
+	FILE *tf = timing && *timing ? fopen(timing, "a") : NULL;
+	struct tui t;
+	SCREEN *scr;
+	size_t i, start = 0;
+	int ch, quit = 0, sig;
+
+	/* The locale's charset decides how names draw; numbers stay C's. */
+	setlocale(LC_ALL, "");
+	setlocale(LC_NUMERIC, "C");
+
+	/* Ours, not ncurses' handlers: they leave the loop, which restores
+	 * the terminal; no SA_RESTART, so a blocked read returns. */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = tui_on_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < 3; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+
+	scr = newterm(NULL, stdout, stdin);
+	if (scr == NULL) {
+		for (i = 0; i < 3; i++)
+			sigaction(sigs[i], &old[i], NULL);
+		if (tf)
+			fclose(tf);
+		return -1;
+	}
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	set_escdelay(25);
+	curs_set(0);
+	/* A large profile takes a moment to index: say so meanwhile. */
+	mvaddstr(0, 0, "rperf report: reading the profile...");
+	refresh();
+
+	tui_model_init(&t, p, o);
+	t.utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	tui_refilter(&t, t.msg, sizeof t.msg);	/* the tree, once */
+	t.nviews = 1;
+	t.views[0].kind = TUI_FLAT;
+	tui_view_fill(&t, &t.views[0], NULL, 0, t.msg, sizeof t.msg);
+	tui_draw(&t);
+	while (!quit && !tui_signal) {
+		long long t0;
+
+		errno = 0;
+		ch = getch();
+		t0 = tui_usec();
+		if (ch == ERR) {
+			if (tui_signal || errno == EINTR)
+				continue;
+			break;	/* the end of input */
+		}
+		*t.msg = '\0';
+		if (t.searching)
+			tui_search_key(&t, ch, start);
+		else {
+			start = tui_top(&t)->sel;
+			quit = tui_key(&t, ch);
+		}
+		curs_set(t.searching ? 1 : 0);
+		if (!quit)
+			tui_draw(&t);
+		if (tf != NULL) {
+			fprintf(tf, "%d %lld\n", ch, tui_usec() - t0);
+			fflush(tf);	/* a line a key, for whoever watches */
+		}
+	}
+	endwin();
+	delscreen(scr);
+	for (i = 0; i < (size_t)t.nviews; i++)
+		tui_view_release(&t.views[i]);
+	tui_model_release(&t);
+	if (tf != NULL)
+		fclose(tf);
+	sig = tui_signal;
+	for (i = 0; i < 3; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	if (sig != 0)
+		raise(sig);
+	return RPERF_EXIT_OK;
+}

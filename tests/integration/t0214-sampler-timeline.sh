@@ -1,0 +1,119 @@
+#!/bin/sh
+# record --timeline: every sample with its time, per-thread summaries
+# that add up, Rperf.mark spans, --timeline-max, report --from/--to.
+. "$TEST_SRCDIR/test-lib.sh"
+
+cat >threads.rb <<'RUBY'
+r, w = IO.pipe
+cpu = Thread.new { x = 0; t = Time.now; x += 1 while Time.now - t < 0.6 }
+cpu.name = "cpu"
+sleeper = Thread.new { Rperf.mark("naps") { 6.times { sleep 0.1 } } }
+sleeper.name = "sleeper"
+io = Thread.new { 6.times { r.read(1) } }
+io.name = "io"
+6.times { sleep 0.1; w.write("x") }
+GC.start
+[cpu, sleeper, io].each(&:join)
+p Rperf.mark("value") { 42 }
+t = Rperf.mark_start("apart")
+sleep 0.02
+Rperf.mark_stop(t)
+Rperf.mark_stop(nil)
+begin
+  Rperf.mark("no block")
+rescue ArgumentError => e
+  puts "ArgumentError: #{e.message}"
+end
+RUBY
+
+# The per-thread rows of the summary: "NAME running wait blocked gc".
+summary_rows() {
+	sed -n '/^Timeline (per thread/,/^$/p' "$1" | awk 'NR > 2 && NF >= 6 {
+		name = $1; if ($2 ~ /^\(/) { name = name " " $2; $2 = "" ; $0 = $0; }
+		n = NF; gsub(",", "", $0); print $1, $(NF-4), $(NF-3), $(NF-2), $(NF-1) }'
+}
+
+test_expect_success 'wall: each thread is accounted for, its summary adds up to its time' '
+	"$RPERF" record -q -m wall --timeline -o tl.pb.gz threads.rb >out &&
+	test_grep "^42$" out &&
+	test_grep "^ArgumentError: Rperf.mark needs a block" out &&
+	"$RPERF" report tl.pb.gz >report &&
+	test_grep "^Timeline \(per thread, ms\):$" report &&
+	test_grep "^Longest GVL waits" report &&
+	sed -n "/^Threads:/,/^$/p" report | awk "NR > 2 && NF >= 3 { gsub(\",\", \"\"); print \$1, \$(NF-1) }" | sort >threads &&
+	summary_rows report | awk "{ print \$1, \$2 + \$3 + \$4 + \$5 }" | sort >sums &&
+	cat threads sums &&
+	join threads sums >both && test_line_count 4 both &&
+	awk "{ d = \$2 - \$3; if (d < 0) d = -d; if (d > 0.05) { print \"thread \" \$1 \": \" \$2 \" vs \" \$3; exit 1 } }" both &&
+	# the sleeper slept six times 100 ms, the reader waited as long
+	summary_rows report | awk "\$1 == 3 { b = \$4 } \$1 == 4 { c = \$4 }
+		END { if (b < 570 || b > 900 || c < 500 || c > 900) { print \"blocked \" b \", \" c; exit 1 } }"
+'
+
+test_expect_success 'marks are in the profile, each on its thread' '
+	if test -z "$GO"; then echo "no go: skipped"; exit 0; fi &&
+	"$GO" tool pprof -comments tl.pb.gz >comments 2>&1 &&
+	test_grep "^mark: 0 3 [0-9]+ [0-9]+ naps$" comments &&
+	test_grep "^mark: 0 1 [0-9]+ [0-9]+ value$" comments &&
+	test_grep "^mark: 0 1 [0-9]+ [0-9]+ apart$" comments &&
+	awk "/^mark: .* naps$/ { d = \$5 - \$4; if (d < 590e6 || d > 1000e6) { print d; exit 1 } }" comments
+'
+
+test_expect_success 'report --from/--to keeps a time window, for every output' '
+	"$RPERF" report --format folded tl.pb.gz >all.folded &&
+	"$RPERF" report --from 0.2 --to 0.3 --format folded tl.pb.gz >win.folded &&
+	all=$(folded_sum all.folded) && win=$(folded_sum win.folded) &&
+	echo "all $all window $win" &&
+	num_ge "$all" "$win" && num_ge "$win" 1 &&
+	# four threads, a tenth of a second, plus one sample each side
+	num_ge 600000000 "$win" &&
+	"$RPERF" report --from 0.2 --to 0.3 tl.pb.gz >w.txt &&
+	test_grep "^Window: +0.200 s to 0.300 s after the start$" w.txt &&
+	"$RPERF" record -q -o plain.pb.gz -e 1 &&
+	test_expect_code 1 "$RPERF" report --from 1 plain.pb.gz 2>err &&
+	test_grep "^rperf report: .plain.pb.gz. has no sample times for --from/--to \(record it with --timeline\)$" err &&
+	test_expect_code 2 "$RPERF" report --from x tl.pb.gz 2>err &&
+	test_expect_code 2 "$RPERF" report --from 2 --to 1 tl.pb.gz 2>err &&
+	test_grep "comes before" err
+'
+
+test_expect_success '--timeline-max: the rest is merged, every nanosecond still billed, and said' '
+	"$RPERF" record -q -m wall --timeline --timeline-max 50 -o cap.pb.gz threads.rb >/dev/null &&
+	"$RPERF" report cap.pb.gz >cap.txt &&
+	test_grep "^Timeline: full \(--timeline-max\): 50 samples kept with their time, up to [0-9.]+ s; [0-9]+ later ones merged$" cap.txt &&
+	"$RPERF" report --format folded cap.pb.gz >cap.folded &&
+	"$RPERF" report --from 0 --format folded cap.pb.gz >timed.folded &&
+	total=$(folded_sum cap.folded) && timed=$(folded_sum timed.folded) &&
+	echo "total $total timed $timed" &&
+	num_ge "$total" 1000000000 && num_ge "$total" "$((timed + 1))" &&
+	test_expect_code 2 "$RPERF" record --timeline-max 5 -e 1 2>err &&
+	test_grep "goes with --timeline" err &&
+	test_expect_code 2 "$RPERF" record --timeline --timeline-max 0 -e 1 2>err
+'
+
+test_expect_success 'without --timeline, marks cost nothing and the block runs' '
+	"$RPERF" record -q -o nm.pb.gz -e "p Rperf.mark(:x) { 7 }; p Rperf.mark_start(:y)" >out &&
+	test_grep "^7$" out && test_grep "^nil$" out
+'
+
+test_expect_success 'a forked child: its times and marks on the parent'"'"'s clock, with its pid' '
+	if test -z "$GO"; then echo "no go: skipped"; exit 0; fi &&
+	cat >fork.rb <<-\RUBY &&
+	Rperf.mark("parent nap") { sleep 0.2 }
+	pid = fork { Rperf.mark("child work") { sleep 0.1 } }
+	Process.wait(pid)
+	RUBY
+	"$RPERF" record -q -m wall --timeline -o fork.pb.gz fork.rb &&
+	"$GO" tool pprof -comments fork.pb.gz >comments 2>&1 &&
+	grep "^mark: " comments >comments.marks &&
+	test_line_count 2 comments.marks &&
+	parent_end=$(awk "/ parent nap$/ { print \$5 }" comments.marks) &&
+	child_start=$(awk "/ child work$/ { print \$4 }" comments.marks) &&
+	num_ge "$child_start" "$parent_end" &&
+	test "$(awk "/ child work$/ { print \$2 }" comments.marks)" != 0 &&
+	"$RPERF" report fork.pb.gz >fork.txt &&
+	sed -n "/^Timeline (per/,/^\$/p" fork.txt >tl.txt && cat tl.txt &&
+	test "$(grep -c "^  [0-9]*/1 " tl.txt)" = 2
+'
+
+test_done

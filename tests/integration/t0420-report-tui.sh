@@ -1,0 +1,269 @@
+#!/bin/sh
+# rperf report's terminal browser, driven in a real terminal: tmux runs
+# "rperf report" in a detached session of a fixed size, send-keys types,
+# capture-pane reads the screen, and the checks are what a person would
+# see: the hot function on top, its callers, the tree opening, search,
+# f/i/u changing the total and the filter line, threads, labels, source
+# lines, the keys, q and signals leaving the shell's screen as it was.
+# Off a terminal, or with --stdio, the text report is unchanged.
+. "$TEST_SRCDIR/test-lib.sh"
+
+command -v tmux >/dev/null 2>&1 || skip_all "tmux is not installed"
+
+cat >k.folded <<'EOF2'
+main;work;fib;fib 60000000
+main;work;hot 29000000
+main;idle;[GVL blocked] 8000000
+main;gc;[GC marking] 2000000
+main;App::Module1::AVeryLongClassNameThatGoesOnAndOn::AndOnAndOnAndOnAndOnAndOn#and_a_long_method_name 1000000
+EOF2
+
+# A tmux server of our own (its socket in the scratch directory), with
+# no user configuration, and one shell in a 100x30 window.
+TMUX_SOCK=$TRASH/tmux.sock
+tm() { tmux -S "$TMUX_SOCK" -f /dev/null "$@"; }
+# Killed before test_done, which removes the socket with the scratch
+# directory; the trap is for a file that dies before that.
+trap 'tm kill-server >/dev/null 2>&1' EXIT
+tm new-session -d -s t -x 100 -y 30 sh || skip_all "tmux cannot start a session here"
+
+# Type KEYS (tmux key names) into the session.
+keys() { tm send-keys -t t "$@"; }
+# Run a command line in the session's shell, after a clear screen and a
+# marker the test can find again once the browser is gone.
+run() {
+	keys -l "clear; echo BEFORE; $*; echo rc=\$?"
+	keys Enter
+}
+# A fresh shell in the window, whatever ran there killed, on a clear
+# screen: the last browser's screen stays until something draws, and
+# must not be taken for the next one's.
+fresh() {
+	tm respawn-pane -k -t t sh &&
+	keys -l "clear" && keys Enter &&
+	_i=0 &&
+	while snap && grep -q "? keys" screen.txt; do
+		_i=$((_i + 1))
+		[ $_i -lt 100 ] || return 1
+		sleep 0.1
+	done
+}
+# A fresh shell and on it a
+# browser on ARGS, the functions shown: each test starts from here.
+browse() {
+	fresh &&
+	run "\"$RPERF\" report $*" &&
+	see "^[0-9]+/[0-9]+ .*\? keys"
+}
+# The screen now, into screen.txt.
+snap() { tm capture-pane -p -t t >screen.txt; }
+# Wait (up to 10 s) until the screen shows a line matching REGEX.
+see() {
+	_i=0
+	while [ $_i -lt 100 ]; do
+		snap
+		grep -E -q -- "$1" screen.txt && return 0
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	echo "never saw '$1' on the screen:" >&2
+	cat screen.txt >&2
+	return 1
+}
+# Leave the browser with q and check it exited 0 and gave the screen
+# back: the marker is there, the browser's title line is not.
+quit_ok() {
+	keys q &&
+	see "^rc=" &&
+	test_grep "^BEFORE$" screen.txt &&
+	test_grep "^rc=0$" screen.txt &&
+	test_grep ! "Filters:" screen.txt
+}
+
+test_expect_success 'off a terminal: the text report, as ever' '
+	"$RPERF" report k.folded | cat >piped &&
+	"$RPERF" report --stdio k.folded >stdio &&
+	test_cmp piped stdio &&
+	test_grep "^Flat profile" piped &&
+	test_grep "^ +60.00 +60.0%  fib$" piped &&
+	test_grep "^ +29.00 +29.0%  hot$" piped
+'
+
+test_expect_success '--tui off a terminal, or with an output, is a usage error' '
+	test_expect_code 2 "$RPERF" report --tui k.folded >out 2>err &&
+	test_grep "needs a terminal" err &&
+	test_expect_code 2 "$RPERF" report --tui --stdio k.folded 2>err &&
+	test_expect_code 2 "$RPERF" report --tui -o x.folded k.folded 2>err &&
+	test_grep "cannot be combined" err
+'
+
+test_expect_success 'keys that cannot be read, or --stdio: the text on a terminal too' '
+	fresh &&
+	run "\"$RPERF\" report k.folded </dev/null" &&
+	see "^rc=0$" && test_grep "^Flat profile" screen.txt &&
+	run "cat k.folded | \"$RPERF\" report -" &&
+	see "^rc=0$" && test_grep "^Flat profile" screen.txt &&
+	run "\"$RPERF\" report --stdio k.folded" &&
+	see "^rc=0$" && test_grep "^Flat profile" screen.txt &&
+	run "TERM=no-such-terminal \"$RPERF\" report k.folded" &&
+	see "^rc=0$" && test_grep "^Flat profile" screen.txt &&
+	run "TERM=no-such-terminal \"$RPERF\" report --tui k.folded 2>err" &&
+	see "^rc=1$" && test_grep "cannot draw on this terminal" err
+'
+
+test_expect_success 'on a terminal: the functions, the hot one on top' '
+	browse k.folded &&
+	test_grep "^Filters: none" screen.txt &&
+	sed -n 4p screen.txt >row &&
+	test_grep "^ +60.00 +60.0% +60.00 +60.0%  fib *$" row &&
+	test_grep "^1/7 " screen.txt
+'
+
+test_expect_success 'Enter on it shows its callers' '
+	browse k.folded && keys Enter &&
+	see "Callers of fib" &&
+	test_grep "^ +60.00 +60.0% +60.00  - fib" screen.txt &&
+	test_grep "^ +60.00 +60.0% +0.00    \+ fib" screen.txt &&
+	keys Down Right && see "^ +60.00 .*      \+ work" &&
+	keys Escape && see "^1/7 "
+'
+
+test_expect_success 'the call tree opens on Enter and closes on Left' '
+	browse k.folded && keys 2 && see "Call tree" &&
+	test_grep "^ +100.00 100.0% +0.00  - main$" screen.txt &&
+	test_grep "^ +89.00 +89.0% +0.00    \+ work$" screen.txt &&
+	keys Down Enter && see "^ +60.00 +60.0% +0.00      \+ fib$" &&
+	test_grep "^ +29.00 +29.0% +29.00        hot$" screen.txt &&
+	keys Left && see "^ +89.00 +89.0% +0.00    \+ work$" &&
+	test_grep ! "hot" screen.txt
+'
+
+test_expect_success 'search finds a closed node and moves there; n the next' '
+	browse k.folded && keys 2 && see "Call tree" &&
+	keys / h o t && see "^/hot" &&
+	keys Enter && see "^ +29.00 +29.0% +29.00        hot$" &&
+	test_grep "^4/" screen.txt &&
+	keys Escape && see "^1/7 " &&
+	keys / i d l && keys Enter && see "^3/7 " &&
+	keys g / w o && keys Enter && see "^7/7 " &&
+	keys / m a i n && keys Enter && see "^6/7 " &&
+	keys n && see "^6/7 "
+'
+
+test_expect_success 'f keeps the samples with the function, i drops them, u undoes' '
+	browse k.folded && keys f &&
+	see "^Filters: --focus .\^fib\\$. \(kept 60.00 of 100.00 ms, 60.0%\)" &&
+	test_grep "Total 60.00 ms" screen.txt &&
+	test_grep ! "hot" screen.txt &&
+	keys u && see "^Filters: none" &&
+	keys j && keys i &&
+	see "^Filters: --ignore .\^hot\\$. \(kept 71.00 of 100.00 ms, 71.0%\)" &&
+	test_grep "Total 71.00 ms" screen.txt &&
+	keys u && see "Total 100.00 ms"
+'
+
+test_expect_success 'VM states: Enter keeps one, as --tagfocus' '
+	browse k.folded && keys l && see "VM states and labels" &&
+	test_grep "^ +8.00 +8.0%  \[GVL blocked\] \(%GVL=blocked\)" screen.txt &&
+	keys Enter &&
+	see "^Filters: --tagfocus %GVL=blocked \(kept 8.00 of 100.00 ms" &&
+	test_grep "idle" screen.txt && test_grep ! "fib" screen.txt &&
+	keys u && see "^Filters: none"
+'
+
+test_expect_success 'nothing kept: every view says so, and no key breaks it' '
+	browse --focus no-such-function k.folded &&
+	test_grep "^ no samples match the filters" screen.txt &&
+	test_grep "^Filters: --focus .no-such-function. \(kept 0.00 of 100.00 ms" screen.txt &&
+	keys Enter c a f i u s / x Enter n 2 Enter Right Left l Enter t Enter 4 3 1 &&
+	keys Escape Escape Escape Escape Escape Escape Escape &&
+	see "^0/0 " && test_grep "no samples match" screen.txt &&
+	quit_ok
+'
+
+test_expect_success '? shows the keys; q leaves with status 0 and the screen back' '
+	browse k.folded && keys "?" && see "^ q +quit" &&
+	test_grep "^ f +focus" screen.txt &&
+	test_grep "^ /" screen.txt &&
+	keys Escape && see "^1/7 " &&
+	quit_ok
+'
+
+test_expect_success 'at 80 columns long names lose their start, never a figure' '
+	tm resize-window -t t -x 80 -y 24 &&
+	browse --sort cum k.folded &&
+	test_grep "\*Cum ms" screen.txt &&
+	test_grep "^ +1.00 +1.0% +1.00 +1.0%  \.\..*#and_a_long_method_name$" screen.txt &&
+	awk "length > 80 { exit 1 }" screen.txt &&
+	test_grep "Cum ms" screen.txt &&
+	tm resize-window -t t -x 60 -y 20 && sleep 0.3 &&
+	see "^ +1.00 +1.0% +1.00 +1.0%  \.\..*method_name" &&
+	tm resize-window -t t -x 100 -y 30 &&
+	quit_ok
+'
+
+test_expect_success 'SIGTERM and end of input give the screen back too' '
+	fresh &&
+	run "sh -c \"echo \\\$\\\$ >pid; exec \\\"$RPERF\\\" report k.folded\"" &&
+	see "Filters: none" &&
+	kill -TERM "$(cat pid)" &&
+	see "^rc=143$" && test_grep "^BEFORE$" screen.txt &&
+	test_grep ! "Filters:" screen.txt &&
+	run "\"$RPERF\" report --tui k.folded </dev/null" &&
+	see "^rc=0$" && test_grep ! "Filters:" screen.txt
+'
+
+test_expect_success 'names are bytes: UTF-8 in a UTF-8 locale, ? for each byte elsewhere' '
+	printf "main;Caf\303\251#na\303\257ve 1000000\n" >u.folded &&
+	browse u.folded &&
+	test_grep "  Caf\?\?#na\?\?ve$" screen.txt &&
+	quit_ok &&
+	if locale -a 2>/dev/null | grep -qi "^c\.utf-\?8$"; then
+		fresh &&
+		run "LC_ALL=C.UTF-8 \"$RPERF\" report u.folded" &&
+		see "^1/2 " &&
+		LC_ALL=C.UTF-8 grep -q "  Caf.#na.ve$" screen.txt
+	fi
+'
+
+cat >burn.rb <<'EOF2'
+def burn(n)
+  x = 0
+  i = 0
+  while i < n
+    x += i
+    i += 1
+  end
+  x
+end
+t = Thread.new do
+  Thread.current.name = "cruncher"
+  Rperf.label(job: "crunch") { burn(3_000_000) }
+end
+burn(1_000_000)
+t.join
+EOF2
+
+test_expect_success 'a recorded profile: threads, labels, and the source lines of a function' '
+	"$RPERF" record -q --lines -o burn.pb.gz burn.rb &&
+	browse burn.pb.gz &&
+	see "Object#burn *$" &&
+	keys l && see "  job=crunch$" &&
+	keys / c r u n c h && keys Enter && keys Enter &&
+	see "^Filters: --tagfocus job=crunch " &&
+	keys u && see "^Filters: none" &&
+	keys t && see "Threads" &&
+	see "cruncher" &&
+	keys / c r u n && keys Enter && keys Enter &&
+	see "^Filters: --thread [0-9]+ " &&
+	test_grep "Object#burn" screen.txt &&
+	keys u && see "^Filters: none" &&
+	keys / b u r n && keys Enter && keys a &&
+	see "Source of Object#burn \(burn.rb\)" &&
+	test_grep "^ +[0-9.]+ +[0-9.]+ +5      x \+= i$" screen.txt &&
+	test_grep "^ +1  def burn\(n\)$" screen.txt &&
+	quit_ok
+'
+
+tm kill-server >/dev/null 2>&1
+test_done
