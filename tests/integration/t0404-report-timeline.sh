@@ -49,7 +49,9 @@ chrome_shot() {
 # Append comments to a gzipped pprof profile (argv: file, comments...):
 # a string table entry and a comment naming it each, as protobuf allows
 # a repeated field to continue anywhere.  The user marks (Rperf.mark) are
-# such comments: "mark: PID THREAD START END NAME".
+# such comments, "mark: PID THREAD START END NAME"; the fixture makes real
+# ones around its reads, and these add the cases it does not: nested,
+# overlapping, on a thread without samples.
 cat >addcomment.py <<'PY'
 import gzip, sys
 
@@ -225,6 +227,12 @@ marking = [x for x in state(main, '[GC marking]')
            if gc[1] + off - tol <= x[0] and x[1] <= gc[2] + off + tol]
 assert marking, ('gc', state(main, '[GC marking]'), gc, off)
 print('gc: marked in GC.start')
+# Each read is a mark of the reader's (Rperf.mark) around it.
+ev_marks = [(f, a, b) for f, a, b, _ in prof['marks: ' + thread('reader')]]
+assert [m[0] for m in ev_marks] == ['read 1', 'read 2', 'read 3'], ev_marks
+for m, r in zip(ev_marks, reads):
+    assert abs(m[1] - off - r[1]) <= tol and abs(m[2] - off - r[2]) <= tol, ('mark', m, r)
+print('marks: the reads at their times')
 json.dump({'offset': off}, open('offset.json', 'w'))
 PY
 
@@ -372,6 +380,11 @@ assert marking, ('gc', runs(main, 3), gc)
 assert not [r for r in runs('thread 2 (cpu)', 1) if r[1] - r[0] > 1]
 stacks = [[tl['names'][i] for i in s[1:]] for s in tl['stacks']]
 assert any(s[:2] == ['Kernel#sleep', 'Object#nap'] for s in stacks), stacks
+rm = [m for m in lanes['thread 4 (reader)']['m'] if m[3].startswith('read ')]
+assert [m[3] for m in rm] == ['read 1', 'read 2', 'read 3'], rm
+for m, r in zip(rm, reads):
+    assert abs(m[0] / 1000.0 - off - r[1]) <= tol, ('mark starts', m, r)
+    assert abs((m[0] + m[1]) / 1000.0 - off - r[2]) <= tol, ('mark ends', m, r)
 print('ok: states at the fixture times, offset %.2f ms' % off)
 PY
 
@@ -637,7 +650,7 @@ else
 		test_grep "^napms=(4[5-9]|[5-7][0-9]),(4[5-9]|[5-7][0-9]),(4[5-9]|[5-7][0-9]),(4[5-9]|[5-7][0-9]),(4[5-9]|[5-7][0-9])$" m.res &&
 		test_grep "^hover=thread 3 \(sleeper\): GVL blocked, [0-9.]+ ms at [0-9.]+ ms - [0-9.]+ ms\|(several spans, mostly GVL blocked: [^|]*\|)?  Kernel#sleep\|  Object#nap\|" m.res &&
 		test_grep "^label=thread 3 \(sleeper\)\|  running: [0-9.]+ ms\|  GVL blocked: [0-9.]+ ms\|  GVL wait: [0-9.]+ ms$" m.res &&
-		test_grep "^marks=4 request <a&b>\|db\|overlaps\|elsewhere$" m.res &&
+		test_grep "^marks=7 request <a&b>\|db\|overlaps\|read 1\|read 2\|read 3\|elsewhere$" m.res &&
 		test_grep "^markhover=thread 3 \(sleeper\): mark request <a&b>\|200.00 ms at 400.0 ms - 600.0 ms$" m.res &&
 		test_grep "^zoom=true$" m.res &&
 		test_grep "^unzoom=btn$" m.res &&
@@ -731,8 +744,8 @@ else
 		grep -o "errors=[^<]*" ss.dom >ss.errors &&
 		cat ss.errors &&
 		test_grep "^errors=0 $" ss.errors &&
-		grep -q "thread 1 <span[^>]*>(1/4)</span>" ss.dom &&
-		for t in "thread 1" "thread 2 (cpu)" "thread 3 (sleeper)" "thread 4 (reader)"; do
+		grep -q "thread 1 <span[^>]*>(1/5)</span>" ss.dom &&
+		for t in "thread 1" "thread 2 (cpu)" "thread 3 (sleeper)" "thread 4 (reader)" "marks: thread 4 (reader)"; do
 			grep -F -q "title=\"$t\"" ss.dom || { echo "no $t" >&2; false; } || return 1
 		done &&
 		! grep -q -i "something went wrong\|unrecognized format" ss.dom
@@ -742,7 +755,7 @@ else
 		chrome_dom "http://127.0.0.1:$PORT/check.html#profileURL=http://127.0.0.1:$PORT/m.speedscope.json" >m.dom &&
 		grep -o "errors=[^<]*" m.dom >m.errors &&
 		test_grep "^errors=0 $" m.errors &&
-		grep -q "(1/6)</span>" m.dom &&
+		grep -q "(1/7)</span>" m.dom &&
 		grep -F -q "title=\"marks: thread 3 (sleeper)\"" m.dom &&
 		grep -F -q "title=\"marks: thread 9\"" m.dom
 	'
