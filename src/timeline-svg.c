@@ -307,12 +307,12 @@ tsvg_mark_seen(const struct timeline *tl, size_t i)
  * goes to *LANES_H. */
 static void
 tsvg_data(struct tsvg *w, FILE *fp, const struct timeline *tl, int width,
-    int64_t end, const struct numfmt_unit *u, int *lanes_h)
+    int64_t start, int64_t end, const struct numfmt_unit *u, int *lanes_h)
 {
 	char *lanes = NULL;
 	size_t len = 0, i, nlanes = 0;
 	FILE *mem = open_memstream(&lanes, &len);
-	int64_t grain = end / ((int64_t)(width - TSVG_LABEL - 10) *
+	int64_t grain = (end - start) / ((int64_t)(width - TSVG_LABEL - 10) *
 	    TIMELINE_SVG_PIECES_PER_PX);
 
 	if (mem == NULL)
@@ -338,8 +338,9 @@ tsvg_data(struct tsvg *w, FILE *fp, const struct timeline *tl, int width,
 		abort();
 
 	fprintf(fp, "var tl = {\"width\":%d,\"top\":%d,\"label\":%d,\"lane\":%d,"
-	    "\"markRow\":%d,\"end\":%" PRId64 ",\"unit\":", width, TSVG_TOP,
-	    TSVG_LABEL, TSVG_LANE, TSVG_MARK_ROW, tsvg_us(end));
+	    "\"markRow\":%d,\"start\":%" PRId64 ",\"end\":%" PRId64 ",\"unit\":",
+	    width, TSVG_TOP, TSVG_LABEL, TSVG_LANE, TSVG_MARK_ROW, tsvg_us(start),
+	    tsvg_us(end));
 	json_write_string(fp, u->suffix, JSON_XML_SAFE);
 	fputs(",\n\"names\":[", fp);
 	for (i = 0; i < w->nnames; i++) {
@@ -391,7 +392,7 @@ timeline_svg_write(const struct profile *p, FILE *fp,
 	size_t len = 0, vi, i;
 	FILE *mem;
 	int width, height, lanes_h;
-	int64_t end;
+	int64_t start, end;
 
 	vi = profile_value_index(p, o != NULL ? o->value_index : (size_t)-1);
 	if (vi >= p->nvalue_types || strcmp(profile_str(p, p->value_types[vi].unit),
@@ -406,20 +407,37 @@ timeline_svg_write(const struct profile *p, FILE *fp,
 	}
 	width = o != NULL && o->width > 400 ? o->width : TIMELINE_SVG_DEFAULT_WIDTH;
 	numfmt_unit_init(&u, p, vi);
-	end = tl.end;
-	for (i = 0; i < tl.nmarks; i++) {
+	/* The full view: from the threads' first span (the start, or where
+	 * --from cut) to their last; marks outside it are drawn cut at its
+	 * edges, and set it only where no thread has a span. */
+	start = end = 0;
+	for (i = 0; i < tl.nthreads; i++) {
+		if (tl.threads[i].nspans == 0)
+			continue;
+		if (end == 0 || tl.threads[i].first < start)
+			start = tl.threads[i].first;
+		if (tl.threads[i].last > end)
+			end = tl.threads[i].last;
+	}
+	for (i = 0; end == 0 && i < tl.nmarks; i++) {
+		if (i == 0 || tl.marks[i].start < start)
+			start = tl.marks[i].start;
+	}
+	for (i = 0; i < tl.nmarks && tl.nthreads == 0; i++) {
 		if (tl.marks[i].end > end)
 			end = tl.marks[i].end;
 	}
-	if (end <= 0)
-		end = 1;
+	if (end <= start) {
+		start = 0;
+		end = end > 0 ? end : 1;
+	}
 	memset(&w, 0, sizeof w);
 	w.p = p;
 	w.name_out = xcalloc(p->nstrings + 1, sizeof *w.name_out);
 	/* Out of memory aborts, as xmalloc does. */
 	if ((mem = open_memstream(&data, &len)) == NULL)
 		abort();
-	tsvg_data(&w, mem, &tl, width, end, &u, &lanes_h);
+	tsvg_data(&w, mem, &tl, width, start, end, &u, &lanes_h);
 	if (fclose(mem) != 0)
 		abort();
 	height = TSVG_TOP + lanes_h + TSVG_BOTTOM;
@@ -433,8 +451,10 @@ timeline_svg_write(const struct profile *p, FILE *fp,
 	fprintf(fp, "<text id=\"title\" x=\"%d\" y=\"24\">", width / 2);
 	tsvg_xml_str(fp, o != NULL && o->title != NULL ? o->title : "Timeline");
 	fprintf(fp, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"42\">", width / 2);
-	fprintf(fp, "%zu thread%s, %s ms", tl.nthreads, tl.nthreads == 1 ? "" : "s",
-	    numfmt_value(buf, sizeof buf, &(struct numfmt_unit){ 1, "ms" }, end));
+	fprintf(fp, "%zu thread%s, %s", tl.nthreads, tl.nthreads == 1 ? "" : "s",
+	    numfmt_value(buf, sizeof buf, &(struct numfmt_unit){ 1, "ms" }, start));
+	fprintf(fp, " to %s ms", numfmt_value(buf, sizeof buf,
+	    &(struct numfmt_unit){ 1, "ms" }, end));
 	if (o != NULL && o->subtitle != NULL && *o->subtitle != '\0') {
 		fputs("; ", fp);
 		tsvg_xml_str(fp, o->subtitle);

@@ -419,6 +419,18 @@ assert lanes[\"thread 2 (cpu)\"][\"rows\"] == 0
 	python3 check_svg.py m.tl.json times.json "$TOL_MS"
 '
 
+test_expect_success 'report --timeline --from --to: the view is the window' '
+	"$RPERF" report --timeline --from 0.3 --to 0.6 -o win.svg t.pb.gz &&
+	python3 tldata.py win.svg >win.tl.json &&
+	python3 -c "
+import json, sys
+tl = json.load(open(sys.argv[1]))
+ends = [l[\"p\"][i] + l[\"p\"][i + 1] for l in tl[\"lanes\"] for i in range(0, len(l[\"p\"]), 5)]
+assert ends and min(ends) >= 299000 and max(ends) <= 600000, (min(ends), max(ends))
+assert tl[\"end\"] == max(ends) and tl[\"start\"] < 300000, (tl[\"start\"], tl[\"end\"])
+" win.tl.json
+'
+
 test_expect_success '--timeline errors: no timestamps (1), not an SVG (2)' '
 	"$RPERF" record -q -o agg2.pb.gz "$FIXTURES/sleeper.rb" 0.01 &&
 	test_expect_code 1 "$RPERF" report --timeline -o no.svg agg2.pb.gz 2>err &&
@@ -593,17 +605,17 @@ cat >tlcheck.js <<'JS'
 		var z = naps(s)[0];
 		out.push('zoomwidth=' + Math.round(z.getAttribute('width')) + ' of ' + (X1 - X0));
 		document.getElementById('unzoom').dispatchEvent(new MouseEvent('click', { bubbles: true }));
-		out.push('reset=' + (v0 === 0 && v1 === tl.end) + ' ' + document.getElementById('unzoom').getAttribute('class'));
+		out.push('reset=' + (v0 === tl.start && v1 === tl.end) + ' ' + document.getElementById('unzoom').getAttribute('class'));
 		var bar = all('#lanes rect[data-lane="' + s + '"]')[0];
 		fire(bar, 'mousedown', X0 + 100);
 		fire(bar, 'mousemove', X0 + 300);
 		out.push('sel=' + Math.round(document.getElementById('sel').getAttribute('width')));
 		fire(bar, 'mouseup', X0 + 300);
 		bar.dispatchEvent(new MouseEvent('click', { bubbles: true }));
-		var want = tl.end * 200 / (X1 - X0);
+		var want = (tl.end - tl.start) * 200 / (X1 - X0);
 		out.push('drag=' + (Math.abs((v1 - v0) - want) < want / 100));
 		document.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape' }));
-		out.push('escape=' + (v0 === 0 && v1 === tl.end));
+		out.push('escape=' + (v0 === tl.start && v1 === tl.end));
 		out.push('ms=' + Math.round(performance.now()));
 	} catch (e) {
 		out.push('exception=' + e);
@@ -645,7 +657,7 @@ else
 		test_grep "^errors=0 $" m.res &&
 		test_grep "^labels=thread 1\|thread 2 \(cpu\)\|thread 3 \(sleeper\)\|thread 4 \(reader\)\|thread 9$" m.res &&
 		test_grep "^legend=running\|GVL blocked\|GVL wait\|GC marking\|GC sweeping\|idle\|mark$" m.res &&
-		test_grep "^ticks=0 ms(\|[0-9]+ ms){4,}$" m.res &&
+		test_grep "^ticks=[0-9]+ ms(\|[0-9]+ ms){4,}$" m.res &&
 		test_grep "^naps=5$" m.res &&
 		test_grep "^napms=(4[5-9]|[5-7][0-9]),(4[5-9]|[5-7][0-9]),(4[5-9]|[5-7][0-9]),(4[5-9]|[5-7][0-9]),(4[5-9]|[5-7][0-9])$" m.res &&
 		test_grep "^hover=thread 3 \(sleeper\): GVL blocked, [0-9.]+ ms at [0-9.]+ ms - [0-9.]+ ms\|(several spans, mostly GVL blocked: [^|]*\|)?  Kernel#sleep\|  Object#nap\|" m.res &&
