@@ -446,6 +446,8 @@ test_expect_success '--timeline errors: no timestamps (1), not an SVG (2)' '
 	test_expect_code 2 "$RPERF" report --timeline -o x.speedscope.json t.pb.gz 2>err &&
 	test_grep "not speedscope" err &&
 	test_expect_code 2 "$RPERF" report --timeline --tree t.pb.gz 2>err &&
+	test_expect_code 2 "$RPERF" report --timeline --tui t.pb.gz 2>err &&
+	test_grep "tui cannot be combined with .*--timeline" err &&
 	! test -e x.txt && ! test -e x.speedscope.json &&
 	"$RPERF" report --timeline t.pb.gz >stdout.svg &&
 	cmp stdout.svg t.svg &&
