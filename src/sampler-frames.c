@@ -119,6 +119,36 @@ sampler_frames_vm_thread(VALUE thread)
 #endif
 }
 
+/* Ruby's POSTPONED_JOB_INTERRUPT_MASK (vm_core.h, 3.3 and 3.4). */
+#define SAMPLER_FRAMES_POSTPONED_JOB_INTERRUPT	0x04
+
+/* The execution context VM_THREAD runs now; only on that thread (or
+ * with the GVL).  NULL where the layout is not mirrored. */
+void *
+sampler_frames_ec(void *vm_thread)
+{
+#if SAMPLER_FRAMES_MIRROR
+	return vm_thread != NULL ? ((struct sampler_frames_th *)vm_thread)->ec : NULL;
+#else
+	(void)vm_thread;
+	return NULL;
+#endif
+}
+
+/* Set the postponed-job bit of EC's interrupt flag, as Ruby's own
+ * trigger does to the context it picks.  Async-signal-safe; EC must be
+ * alive (see sampler_tick_poke). */
+void
+sampler_frames_poke(void *ec)
+{
+#if SAMPLER_FRAMES_MIRROR
+	__atomic_fetch_or(&((struct sampler_frames_ec *)ec)->interrupt_flag,
+	    SAMPLER_FRAMES_POSTPONED_JOB_INTERRUPT, __ATOMIC_SEQ_CST);
+#else
+	(void)ec;
+#endif
+}
+
 /* Whether this Ruby's control frames are the ones mirrored here. */
 int
 sampler_frames_mirrored(void)

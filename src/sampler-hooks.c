@@ -309,6 +309,8 @@ sampler_job(void *arg)
 		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
 		td->prev = now;
 		sampler.timer_samples++;
+		if (!td->clock_open && ++td->samples_taken >= 2)
+			sampler_thread_open_clock(td);
 	}
 	if (timed)
 		sampler.job_ns += (uint64_t)(util_mono_ns() - t0) * SAMPLER_JOB_TIMED;
@@ -454,8 +456,12 @@ sampler_gc_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE kla
 	int64_t w;
 	int state;
 
-	if (event & RUBY_INTERNAL_EVENT_GC_ENTER)
+	if (event & RUBY_INTERNAL_EVENT_GC_ENTER) {
 		sampler.gc_gen++;	/* see sampler_capture_wb */
+		sampler_tick_gc(1);
+	} else if (event & RUBY_INTERNAL_EVENT_GC_EXIT) {
+		sampler_tick_gc(0);
+	}
 	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
 	    sampler.forked)
 		return;

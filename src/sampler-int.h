@@ -149,6 +149,7 @@ struct sampler_thread {
 	struct cpuclock clock;
 	int64_t clock_offset;
 	int clock_open;
+	int samples_taken;	/* by the job, up to the fast clock's opening */
 	int64_t prev;		/* clock reading billed up to */
 	int label_set;
 	int capture;		/* innermost open capture (sampler-capture.c) */
@@ -304,6 +305,8 @@ struct sampler {
 	atomic_int noting;		/* ticks note the GVL holder's frame */
 	pid_t pid;
 	atomic_uintptr_t gvl_holder;	/* the GVL holder's VM record, or 0 */
+	atomic_uintptr_t holder_ec;	/* its context, while it may be poked */
+	atomic_int poking;		/* a tick is poking holder_ec */
 	timer_t timer;
 	int timer_made;
 	struct sigaction old_action;
@@ -447,6 +450,12 @@ sampler_wb(VALUE v)
 void sampler_tick_init(void);
 /* The thread of VM record VM_THREAD took the GVL (ON) or let it go. */
 void sampler_tick_holder(void *vm_thread, int on);
+/* On the worker at a tick, after Ruby's trigger: make sure the GVL
+ * holder's own context has the job's interrupt bit (signal-safe). */
+void sampler_tick_poke(void);
+/* A GC step begins (the holder's context must not be poked while it may
+ * free fibers) or ends (the holder's current context again). */
+void sampler_tick_gc(int entering);
 /* On the worker at tick TICK: note the holder's frame (signal-safe). */
 void sampler_tick_note(uint_fast64_t tick);
 /* Cut TD's captured stack at the frame noted at tick TICK when that is
@@ -467,6 +476,8 @@ void sampler_threads_release(void);
 struct sampler_thread *sampler_thread_get(VALUE thread);
 struct sampler_thread *sampler_thread_create(VALUE thread);
 struct sampler_thread *sampler_thread_current(void);
+/* Open TD's fast CPU clock (cpu mode, on TD's own thread). */
+void sampler_thread_open_clock(struct sampler_thread *td);
 /* Remember TD's thread name; unlink and free TD. */
 void sampler_thread_save_name(struct sampler_thread *td);
 void sampler_thread_free(struct sampler_thread *td);
@@ -485,6 +496,10 @@ int sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limi
     VALUE *own, const void **base, const void **cfps);
 /* The control frame J frames up from BASE. */
 const void *sampler_frames_nth(const void *base, int j);
+/* The context VM_THREAD runs now (on that thread), or NULL; set its
+ * postponed-job interrupt bit (async-signal-safe, EC alive). */
+void *sampler_frames_ec(void *vm_thread);
+void sampler_frames_poke(void *ec);
 /* Whether this Ruby's control frames are mirrored (1) or not (0). */
 int sampler_frames_mirrored(void);
 /* VM_THREAD's innermost control frame, the iseq words (0: a C frame)

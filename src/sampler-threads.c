@@ -38,16 +38,6 @@ sampler_thread_create(VALUE thread)
 	td->seq = ++sampler.next_seq;
 	if (pthread_getcpuclockid(pthread_self(), &td->cpu_clock) != 0)
 		td->cpu_clock = CLOCK_THREAD_CPUTIME_ID;
-	if (sampler.cfg.mode == SAMPLER_CPU) {
-		int64_t now = 0;
-
-		/* The worker probes the kernel (a short sleep) at its start,
-		 * so the script does not wait for it. */
-		cpuclock_open_lazy(&td->clock);
-		sampler_read_clock(td->cpu_clock, &now);
-		td->clock_offset = now - cpuclock_read(&td->clock);
-		td->clock_open = 1;
-	}
 	td->prev = sampler_clock_self(td);
 	td->next = sampler.threads;
 	if (td->next != NULL)
@@ -74,6 +64,31 @@ static VALUE
 sampler_thread_name_body(VALUE arg)
 {
 	return rb_funcall((VALUE)arg, rb_intern("name"), 0);
+}
+
+/*
+ * Open the fast reading of TD's CPU clock (cpu mode, on TD's own thread).
+ * Not when the record is made: the perf event costs a thread some 80 us
+ * to open and close on a virtual machine, which a thread-per-request
+ * server would pay on every request; so a thread gets it at its second
+ * sample, and one that ends sooner reads its clock by system call.  The
+ * worker probes the kernel (a short sleep) at its start, so the script
+ * does not wait for it.
+ */
+void
+sampler_thread_open_clock(struct sampler_thread *td)
+{
+	int64_t now = 0;
+
+	if (td->clock_open || sampler.cfg.mode != SAMPLER_CPU)
+		return;
+	cpuclock_open_lazy(&td->clock);
+	if (sampler_read_clock(td->cpu_clock, &now) != 0) {
+		cpuclock_close(&td->clock);
+		return;
+	}
+	td->clock_offset = now - cpuclock_read(&td->clock);
+	td->clock_open = 1;
 }
 
 /* Remember TD's thread name (Thread#name) for the profile. */

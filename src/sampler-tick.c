@@ -23,6 +23,7 @@
  * as its VM record; the note is a sequence of atomics published by its
  * tick number, written by the worker alone.
  */
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -57,9 +58,14 @@ sampler_tick_init(void)
 {
 	sampler.pid = getpid();
 	atomic_store(&sampler.gvl_holder, (uintptr_t)0);
+	atomic_store(&sampler.holder_ec, (uintptr_t)0);
+	atomic_store(&sampler.poking, 0);
 	atomic_store(&sampler_note.tick, 0);
 	atomic_store(&sampler.noting, sampler_frames_mirrored());
 }
+
+static void sampler_tick_set_ec(uintptr_t ec);
+static void sampler_tick_unpoke(void);
 
 /* The thread whose VM record is VM_THREAD took the GVL (ON), or let it
  * go (only if it is the one noted as holding it). */
@@ -71,13 +77,76 @@ sampler_tick_holder(void *vm_thread, int on)
 	if (vm_thread == NULL)
 		return;
 	if (!on) {
-		atomic_compare_exchange_strong(&sampler.gvl_holder, &mine, (uintptr_t)0);
+		if (atomic_compare_exchange_strong(&sampler.gvl_holder, &mine, (uintptr_t)0))
+			sampler_tick_unpoke();
 		return;
 	}
 	/* Read first: a store takes the line from the worker, which reads
 	 * it at every tick. */
 	if (atomic_load_explicit(&sampler.gvl_holder, memory_order_relaxed) != mine)
 		atomic_store(&sampler.gvl_holder, mine);
+	sampler_tick_set_ec((uintptr_t)sampler_frames_ec(vm_thread));
+}
+
+/*
+ * Ruby's trigger sets the job's interrupt bit on the context of the
+ * thread it last saw switch in (its ractor's running_ec), which a thread
+ * handed the GVL directly (its first run, often) never updates: the
+ * ticks then flag a thread that is not running, and the holder runs
+ * unsampled until it next blocks, its time billed later to whatever it
+ * runs then.  So each tick also sets the bit on the holder's own context,
+ * noted by the holder itself when it takes the GVL (and by the job).
+ * The worker pokes only between a pair of counter updates; a thread
+ * stops being poked (it lets the GVL go, ends, or a GC step may free a
+ * fiber's context) by clearing the context and waiting out a poke in
+ * flight, so no poke lands on memory Ruby has freed.
+ */
+static void
+sampler_tick_set_ec(uintptr_t ec)
+{
+	if (atomic_load_explicit(&sampler.holder_ec, memory_order_relaxed) != ec)
+		atomic_store(&sampler.holder_ec, ec);
+}
+
+/* Stop poking the holder's context, and wait for a poke in flight. */
+static void
+sampler_tick_unpoke(void)
+{
+	int spins = 0;
+
+	if (atomic_load(&sampler.holder_ec) == 0)
+		return;
+	atomic_store(&sampler.holder_ec, (uintptr_t)0);
+	while (atomic_load(&sampler.poking) != 0) {
+		if (++spins > 100)
+			sched_yield();
+	}
+}
+
+void
+sampler_tick_poke(void)
+{
+	uintptr_t ec;
+
+	atomic_fetch_add(&sampler.poking, 1);
+	if ((ec = atomic_load(&sampler.holder_ec)) != 0)
+		sampler_frames_poke((void *)ec);
+	atomic_fetch_sub(&sampler.poking, 1);
+}
+
+void
+sampler_tick_gc(int entering)
+{
+	uintptr_t holder;
+
+	if (entering) {
+		sampler_tick_unpoke();
+		return;
+	}
+	/* The GC ran on the holder: its current context is alive. */
+	holder = atomic_load(&sampler.gvl_holder);
+	if (holder != 0 && atomic_load(&sampler.noting))
+		sampler_tick_set_ec((uintptr_t)sampler_frames_ec((void *)holder));
 }
 
 /* On the worker, at tick TICK (before the job is triggered): note the

@@ -70,6 +70,7 @@ sampler_tick(void)
 {
 	sampler_tick_note(atomic_fetch_add(&sampler.triggers, 1) + 1);
 	rb_postponed_job_trigger(sampler.job);
+	sampler_tick_poke();
 }
 
 /* The timer signal's handler: a tick.  Nothing else. */
