@@ -35,6 +35,7 @@ enum {
 	CMD_REPORT_OPT_TREE,
 	CMD_REPORT_OPT_SAMPLE_INDEX,
 	CMD_REPORT_OPT_LIST,
+	CMD_REPORT_OPT_TIMELINE,
 	CMD_REPORT_OPT_STDIO,
 	CMD_REPORT_OPT_TUI,
 	CMD_REPORT_OPT_FROM,
@@ -66,6 +67,9 @@ static const struct cmd_option cmd_report_options[] = {
 	{ "to", 0, 0, required_argument, "SECONDS",
 	  "keep only samples taken up to SECONDS after the start (--timeline profiles)",
 	  "@number", CMD_REPORT_OPT_TO, 0 },
+	{ "timeline", 0, 0, no_argument, NULL,
+	  "the SVG is a timeline of the threads, not the flame graph",
+	  NULL, CMD_REPORT_OPT_TIMELINE, 0 },
 	{ "list", 0, 0, no_argument, NULL,
 	  "FILE is a directory: list its profiles (slow requests, jobs), slowest first",
 	  NULL, CMD_REPORT_OPT_LIST, 0 },
@@ -87,6 +91,7 @@ struct cmd_report {
 	int has_min_pct;
 	int tree;
 	int list;		/* --list: INPUT is a directory */
+	int timeline;		/* --timeline: the SVG is the timeline */
 	int stdio, tui;		/* --stdio, --tui as given */
 	int browse;		/* open the browser instead of printing */
 	int64_t from_ns, to_ns;	/* --from, --to (-1: none) */
@@ -150,9 +155,30 @@ cmd_report_write_tree(FILE *fp, void *arg)
 	return rc;
 }
 
+/* Whether R's profile can be drawn as a timeline; if not, say why. */
+static int
+cmd_report_check_timeline(const struct cmd_report *r)
+{
+	size_t vi = profile_value_index(r->p, r->topts.value_index);
+	const char *name = strcmp(r->input, "-") == 0 ? "standard input" : r->input;
+
+	if (!timeline_has_times(r->p)) {
+		error_print("'%s' has no timestamps to draw a timeline from: record "
+		    "it with --timeline", name);
+		return -1;
+	}
+	if (strcmp(profile_str(r->p, r->p->value_types[vi].unit), "nanoseconds") != 0) {
+		error_print("'%s': --timeline draws time, and %s is not a time "
+		    "(choose one with --sample-index)", name,
+		    profile_str(r->p, r->p->value_types[vi].type));
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Whether to browse: as perf does, when stdout is a terminal and nothing
- * chose an output (-o, --format, --tree, --list) or --stdio.  A terminal
+ * chose an output (-o, --format, --tree, --timeline, --list) or --stdio.  A terminal
  * that cannot draw (TERM unset or dumb) gets the text, and so does one
  * whose keys cannot be read: stdin not a terminal, or the profile itself
  * (FILE "-"), where the browser would see the end of its input at once.
@@ -164,12 +190,12 @@ cmd_report_pick_browser(struct cmd_report *r)
 	const struct cmd_entry *e = &cmd_report_entry;
 	const char *term = getenv("TERM");
 	int chosen = strcmp(r->output, "-") != 0 || r->tree || r->list ||
-	    (r->format != NULL && r->format != &format_text);
+	    r->timeline || (r->format != NULL && r->format != &format_text);
 
 	if (r->tui) {
 		if (chosen)
 			cmd_usage_error(e, "--tui cannot be combined with -o, "
-			    "--format, --tree or --list");
+			    "--format, --tree, --timeline or --list");
 		if (!isatty(STDOUT_FILENO))
 			cmd_usage_error(e, "--tui needs a terminal on standard output");
 		r->browse = 1;
@@ -238,6 +264,9 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 				r->to_ns = (int64_t)(secs * 1e9);
 			break;
 		}
+		case CMD_REPORT_OPT_TIMELINE:
+			r->timeline = 1;
+			break;
 		case CMD_REPORT_OPT_SAMPLE_INDEX:
 			r->sample_index = optarg;
 			break;
@@ -271,7 +300,11 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 	if (r->format == NULL && strcmp(r->output, "-") != 0)
 		r->format = format_by_path(r->output, FORMAT_CONVERT);
 	if (r->format == NULL)
-		r->format = &format_text;
+		r->format = r->timeline ? &format_svg : &format_text;
+	if (r->timeline && r->format != &format_svg)
+		cmd_usage_error(e, "--timeline draws an SVG, not %s%s", r->format->name,
+		    r->format == &format_speedscope ? " (a speedscope file of a "
+		    "profile with timestamps is a timeline already)" : "");
 	if (r->tree && !(r->format->flags & FORMAT_TREE))
 		cmd_usage_error(e, "--tree writes text, not %s", r->format->name);
 	if ((r->format->flags & FORMAT_BINARY) && strcmp(r->output, "-") == 0 &&
@@ -333,6 +366,11 @@ cmd_report_exec(int argc, char **argv)
 	if (r.sample_index != NULL)
 		r.topts.value_index = cmd_sample_index(&cmd_report_entry, r.p,
 		    r.sample_index, r.input);
+	if (r.timeline && cmd_report_check_timeline(&r) != 0) {
+		profile_free(r.p);
+		report_filter_release(&r.filter);
+		return RPERF_EXIT_FAILURE;
+	}
 	r.total_read = profile_total(r.p, profile_value_index(r.p,
 	    r.topts.value_index));
 	report_filter_apply(r.p, &r.filter);
@@ -366,6 +404,7 @@ cmd_report_exec(int argc, char **argv)
 		memset(&fo, 0, sizeof fo);
 		fo.text = &r.topts;
 		fo.source = r.input;
+		fo.timeline = r.timeline;
 		if (report_filter_active(&r.filter))
 			fo.subtitle = report_filter_describe(&r.filter);
 		rc = profile_write_file(r.p, r.output, r.format, &fo, err, sizeof err);

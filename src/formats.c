@@ -14,6 +14,8 @@
 #include "formats.h"
 #include "pprof.h"
 #include "secret.h"
+#include "speedscope.h"
+#include "timeline-svg.h"
 #include "xmalloc.h"
 
 /* Whether BUF is text: no control bytes but tab, CR and LF. */
@@ -178,26 +180,35 @@ const struct format format_text = {
 
 static const char *const formats_svg_exts[] = { ".svg", NULL };
 
-/* Write a flame graph titled by the command the profile names, else by
- * what it was read from. */
+/* Write a flame graph (or with o->timeline the timeline) titled by the
+ * command the profile names, else by what it was read from. */
 static int
 formats_svg_write(const struct profile *p, FILE *fp, const struct format_opts *o)
 {
 	struct flamegraph_opts fo;
 	const char *command = profile_comment_value(p, PROFILE_COMMENT_COMMAND);
 	const char *source = o != NULL ? o->source : NULL;
+	const char *what = o != NULL && o->timeline ? "Timeline" : "Flame Graph";
 	char *title, *clean = command ? secret_scrub_command(command) : NULL;
 	int rc;
 
-	flamegraph_opts_init(&fo);
 	if (clean != NULL)
-		title = xasprintf("Flame Graph: %s", clean);
+		title = xasprintf("%s: %s", what, clean);
 	else if (source != NULL)
-		title = xasprintf("Flame Graph: %s", strcmp(source, "-") == 0 ?
+		title = xasprintf("%s: %s", what, strcmp(source, "-") == 0 ?
 		    "standard input" : source);
 	else
-		title = xstrdup("Flame Graph");
+		title = xstrdup(what);
 	free(clean);
+	if (o != NULL && o->timeline) {
+		struct timeline_svg_opts to = { format_value_index(p, o), title,
+		    o->subtitle, 0 };
+
+		rc = timeline_svg_write(p, fp, &to);
+		free(title);
+		return rc;
+	}
+	flamegraph_opts_init(&fo);
 	fo.title = title;
 	fo.value_index = format_value_index(p, o);
 	if (o != NULL)
@@ -214,6 +225,33 @@ const struct format format_svg = {
 	.write = formats_svg_write,
 };
 
+/* --- speedscope --- */
+
+static const char *const formats_speedscope_exts[] = { ".speedscope.json", NULL };
+
+/* Write speedscope's JSON, named by the command the profile names, else
+ * by what it was read from. */
+static int
+formats_speedscope_write(const struct profile *p, FILE *fp, const struct format_opts *o)
+{
+	const char *command = profile_comment_value(p, PROFILE_COMMENT_COMMAND);
+	const char *source = o != NULL ? o->source : NULL;
+	char *clean = command ? secret_scrub_command(command) : NULL;
+	int rc;
+
+	rc = speedscope_write(p, fp, format_value_index(p, o), clean != NULL ? clean :
+	    source != NULL && strcmp(source, "-") != 0 ? source : NULL);
+	free(clean);
+	return rc;
+}
+
+const struct format format_speedscope = {
+	.name = "speedscope",
+	.exts = formats_speedscope_exts,
+	.flags = FORMAT_RECORD | FORMAT_CONVERT,
+	.write = formats_speedscope_write,
+};
+
 /* --- the table --- */
 
 const struct format *const format_table[] = {
@@ -221,6 +259,7 @@ const struct format *const format_table[] = {
 	&format_folded,
 	&format_text,
 	&format_svg,
+	&format_speedscope,
 	NULL,
 };
 

@@ -43,6 +43,9 @@ struct format_opts {
 	 * title when the profile names no command. */
 	const char *source;
 	const char *subtitle;	/* a second title line (the filters) */
+	/* svg: the timeline of a profile with timestamps instead of the
+	 * flame graph (rperf report --timeline). */
+	int timeline;
 };
 
 struct format {
@@ -68,6 +71,7 @@ extern const struct format format_pprof;
 extern const struct format format_folded;
 extern const struct format format_text;
 extern const struct format format_svg;
+extern const struct format format_speedscope;
 
 /* Every format, in the order lists show them; NULL-terminated. */
 extern const struct format *const format_table[];

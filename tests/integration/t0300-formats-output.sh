@@ -117,14 +117,14 @@ test_expect_success 'every format of the table can be recorded, by name and by e
 		begin; Rperf.snapshot(format: :json); rescue ArgumentError => e; puts e.message; end" >out &&
 	test_grep "^snap.svg$" out &&
 	test_grep "^<svg " snap.svg &&
-	test_grep "expected pprof, folded, text or svg" out
+	test_grep "expected pprof, folded, text, svg or speedscope" out
 '
 
 test_expect_success 'unknown formats are usage errors naming what is accepted' '
 	test_expect_code 2 "$RPERF" record --format svgz -e 1 2>err &&
-	test_grep "^rperf record: unknown format .svgz. \(expected pprof, folded, text or svg\)$" err &&
+	test_grep "^rperf record: unknown format .svgz. \(expected pprof, folded, text, svg or speedscope\)$" err &&
 	test_expect_code 2 "$RPERF" report --format json s.pb.gz 2>err &&
-	test_grep "^rperf report: unknown format .json. \(expected pprof, folded, text or svg\)$" err &&
+	test_grep "^rperf report: unknown format .json. \(expected pprof, folded, text, svg or speedscope\)$" err &&
 	test_expect_code 2 "$RPERF" diff --format pprof a b 2>err &&
 	test_grep "^rperf diff: unknown format .pprof. \(expected text or svg\)$" err
 '

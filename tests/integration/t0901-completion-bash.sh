@@ -80,7 +80,7 @@ expect 'rperf record --mode ' 'alloc cpu wall'
 expect 'rperf record -m ' 'alloc cpu wall'
 expect 'rperf stat -m ' 'cpu wall'
 expect 'rperf report --sample-index ' 'alloc_objects alloc_space cpu inuse_objects inuse_space samples wall'
-expect 'rperf record --format ' 'folded pprof svg text'
+expect 'rperf record --format ' 'folded pprof speedscope svg text'
 expect 'rperf record --format t' 'text'
 expect 'rperf record -p --mo' '--mode'
 expect 'rperf record ' 'app.rb lib'
@@ -92,7 +92,7 @@ expect 'rperf record x.rb n' 'notes.txt'
 # Profiles: the extensions of the formats rperf reads, from the program.
 expect 'rperf report ' 'cpu.pb.gz lib s.folded'
 expect 'rperf diff cpu.pb.gz ' 'cpu.pb.gz lib s.folded'
-expect 'rperf report --format ' 'folded pprof svg text'
+expect 'rperf report --format ' 'folded pprof speedscope svg text'
 expect 'rperf diff --format ' 'svg text'
 exit $failed
 EOF

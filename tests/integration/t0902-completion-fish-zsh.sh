@@ -75,7 +75,7 @@ if command -v fish >/dev/null 2>&1; then
 	fish_expect 'rperf record --mo' '--mode'
 	fish_expect 'rperf record --mode ' 'alloc cpu wall'
 	fish_expect 'rperf record --mode=' '--mode=alloc --mode=cpu --mode=wall'
-	fish_expect 'rperf record --format ' 'folded pprof svg text'
+	fish_expect 'rperf record --format ' 'folded pprof speedscope svg text'
 	fish_expect 'rperf record ' 'app.rb lib/'
 	fish_expect_not 'rperf record x.rb --mo' '--mode'
 	fish_expect_not 'rperf record -I lib --mo' '--mode'

@@ -82,7 +82,10 @@ START_TEST(test_format_names)
 	ck_assert_str_eq(format_names(FORMAT_READ, NULL, buf, sizeof buf),
 	    "pprof or folded");
 	ck_assert_str_eq(format_names(0, NULL, buf, sizeof buf),
-	    "pprof, folded, text or svg");
+	    "pprof, folded, text, svg or speedscope");
+	ck_assert_ptr_eq(format_by_name("speedscope", FORMAT_RECORD | FORMAT_CONVERT),
+	    &format_speedscope);
+	ck_assert_ptr_null(format_by_name("speedscope", FORMAT_DIFF));
 	ck_assert_str_eq(format_names(FORMAT_DIFF, " ", buf, sizeof buf), "text svg");
 	ck_assert_str_eq(format_names(FORMAT_BINARY, NULL, buf, sizeof buf), "pprof");
 	ck_assert_str_eq(format_exts(FORMAT_READ, "|", buf, sizeof buf),
@@ -106,6 +109,8 @@ START_TEST(test_format_paths)
 		{ "/tmp/a.collapsed", &format_folded },
 		{ "report.txt", &format_text },
 		{ "flame.svg", &format_svg },
+		{ "t.speedscope.json", &format_speedscope },
+		{ "t.json", NULL },
 		{ "x.gz", NULL },
 		{ "x.html", NULL },
 		{ "txt", NULL },
