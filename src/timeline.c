@@ -82,10 +82,11 @@ timeline_mark_cmp(const void *a, const void *b)
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
-	return x->end < y->end ? -1 : x->end > y->end;
+	/* The longer first: a mark that starts with another holds it. */
+	return x->end > y->end ? -1 : x->end < y->end;
 }
 
-/* The marks of P's comments into TL. */
+/* The marks of P's comments into TL, by start (the outer one first). */
 static void
 timeline_marks(const struct profile *p, struct timeline *tl)
 {

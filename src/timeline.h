@@ -57,7 +57,7 @@ struct timeline_mark {
 struct timeline {
 	struct timeline_thread *threads;	/* by pid, then thread id */
 	size_t nthreads;
-	struct timeline_mark *marks;	/* by start */
+	struct timeline_mark *marks;	/* by start, the longer first */
 	size_t nmarks;
 	int64_t end;		/* the latest span end */
 	size_t value_index;	/* the value the spans measure */
