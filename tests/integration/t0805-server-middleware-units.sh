@@ -21,8 +21,11 @@ test_expect_success 'its requests are labelled in the profile, a raising one 5xx
 	"$RPERF" report --format folded --tagfocus "endpoint=GET /units/fail/:id" \
 		--tagfocus status=5xx u.pb.gz >fail.folded &&
 	test_grep "Object#spin" fail.folded &&
+	# one request each, of 10-30 ms: only the order of their costs (1:2)
+	# is safe to check; t0800 checks shares against clocks
 	w=$(folded_sum work.folded) && f=$(folded_sum fail.folded) &&
-	within_pct "$f" $((2 * w)) 30
+	echo "work $w fail $f" &&
+	num_ge "$f" "$w"
 '
 
 cat >alloc_app.rb <<'RUBY'
