@@ -125,9 +125,13 @@ void
 sampler_thread_free(struct sampler_thread *td)
 {
 	rb_internal_thread_specific_set(td->thread, sampler.key, NULL);
-	pthread_mutex_lock(&sampler.table_mutex);
-	sampler_captures_thread_gone(td->seq);
-	pthread_mutex_unlock(&sampler.table_mutex);
+	/* (Captures are added and removed with the GVL, which this holds:
+	 * no lock to see there are none, the common case.) */
+	if (sampler.ncaptures > 0) {
+		pthread_mutex_lock(&sampler.table_mutex);
+		sampler_captures_thread_gone(td->seq);
+		pthread_mutex_unlock(&sampler.table_mutex);
+	}
 	*td->pprev = td->next;
 	if (td->next != NULL)
 		td->next->pprev = td->pprev;
