@@ -15,17 +15,17 @@
  * only the samples taken since the capture began are looked at.
  *
  * A capture holds what its thread's samples billed while it was open.  A
- * sample bills the thread's time since its previous one, and a tick
- * reaches a thread through the postponed-job flag, which Ruby sets on the
- * thread that ran last: a thread that has just taken the GVL may run for
- * a while before a job reaches it (seen at a thread's first run, up to
- * tens of ms), and that time is billed by its next sample, so a short
- * capture can see some of its time go to the thread's next one.
+ * sample bills the thread's time since its previous one, so a capture's
+ * first sample may carry up to a sample period from before it began (and
+ * its last leave as much to the next sample): a capture is exact to about
+ * a sample at each end.  (A tick reaching the GVL holder late, which once
+ * moved tens of ms from one capture to the next, is sampler-tick.c's.)
  *
  * Windows: with windows on, every stack entry's weight and count is
- * copied once a minute (by the control job, after folding the buffers) (a ring of SAMPLER_WINDOW_SLOTS), so that a
- * profile of about the last N minutes is the difference between now and
- * the copy closest to N minutes ago.  With --no-aggregate the samples'
+ * copied once a minute (by the control job, after folding the buffers;
+ * a ring of SAMPLER_WINDOW_SLOTS), so that a profile of about the last N
+ * minutes is the difference between now and the copy closest to N
+ * minutes ago.  With --no-aggregate the samples'
  * own times say which are in the window.
  */
 #include <stdatomic.h>
