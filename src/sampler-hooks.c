@@ -397,6 +397,12 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	if (sampler.forked)
 		return;
 	td = sampler_thread_get(data->thread);
+	/* A new thread's first RESUMED comes before its THREAD_BEGIN: make
+	 * its record now, so that the ticks reach it from its first run. */
+	if (td == NULL && (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) &&
+	    atomic_load(&sampler.noting) && atomic_load(&sampler.armed) &&
+	    !atomic_load(&sampler.building) && data->thread == rb_thread_current())
+		td = sampler_thread_create(data->thread);
 	if (td != NULL && atomic_load(&sampler.noting))
 		sampler_tick_holder(td->vm_thread,
 		    (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) != 0);
