@@ -836,3 +836,21 @@ profile_footprint(const struct profile *p)
 	    p->value_pool_cap * sizeof *p->value_pool +
 	    p->comments_cap * sizeof *p->comments;
 }
+
+/* Whether label KEY is one rperf itself puts on samples for the thread
+ * or the VM state tables ("thread", "thread_name", "timestamp", %GVL,
+ * %GC), not one that groups samples (Rperf.label, pid, class). */
+int
+profile_label_is_builtin(const char *key)
+{
+	size_t i;
+
+	if (strcmp(key, "thread") == 0 || strcmp(key, "thread_name") == 0 ||
+	    strcmp(key, "timestamp") == 0)
+		return 1;
+	for (i = 0; i < PROFILE_NSTATES; i++) {
+		if (strcmp(profile_states[i].key, key) == 0)
+			return 1;
+	}
+	return 0;
+}

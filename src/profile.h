@@ -200,6 +200,9 @@ const struct profile_label *profile_sample_labels(const struct profile *p,
  * which of profile_states they are. */
 struct profile_vm_state profile_sample_state(const struct profile *p,
     const struct profile_sample *s);
+/* Whether label KEY is one of rperf's own (thread, thread_name,
+ * timestamp, the VM states) rather than one that groups samples. */
+int profile_label_is_builtin(const char *key);
 /* The string value of label KEY on sample S, or NULL. */
 const char *profile_sample_label_str(const struct profile *p,
     const struct profile_sample *s, const char *key);

@@ -483,22 +483,6 @@ struct text_label {
 	int64_t value;
 };
 
-/* Keys the other tables show already, or that name no group. */
-static int
-text_label_skipped(const char *key)
-{
-	size_t i;
-
-	if (strcmp(key, "thread") == 0 || strcmp(key, "thread_name") == 0 ||
-	    strcmp(key, "timestamp") == 0)
-		return 1;
-	for (i = 0; i < PROFILE_NSTATES; i++) {
-		if (strcmp(profile_states[i].key, key) == 0)
-			return 1;
-	}
-	return 0;
-}
-
 /* By key name, then value (strings before numbers). */
 static int
 text_cmp_label_key(const struct profile *p, const struct text_label *a,
@@ -556,7 +540,7 @@ text_labels_table(const struct profile *p, FILE *fp, size_t vi, size_t top,
 		const struct profile_label *l = profile_sample_labels(p, s);
 
 		for (j = 0; j < s->nlabel; j++) {
-			if (text_label_skipped(profile_str(p, l[j].key)))
+			if (profile_label_is_builtin(profile_str(p, l[j].key)))
 				continue;
 			xgrow((void **)&t, &cap, n + 1, sizeof *t);
 			t[n].key = l[j].key;

@@ -283,22 +283,6 @@ tui_fill_threads(struct tui *t, struct tui_view *v)
 		qsort(v->items, v->nitems, sizeof *v->items, tui_cmp_value);
 }
 
-/* Whether labels of KEY are shown elsewhere (threads) or are VM states. */
-static int
-tui_label_skipped(const char *key)
-{
-	size_t i;
-
-	if (strcmp(key, "thread") == 0 || strcmp(key, "thread_name") == 0 ||
-	    strcmp(key, "timestamp") == 0)
-		return 1;
-	for (i = 0; i < PROFILE_NSTATES; i++) {
-		if (strcmp(profile_states[i].key, key) == 0)
-			return 1;
-	}
-	return 0;
-}
-
 /* Label rows by key ("key=" ends each key's prefix of ARG), then by
  * value, largest first. */
 static int
@@ -345,7 +329,7 @@ tui_fill_labels(struct tui *t, struct tui_view *v)
 			if (l[j].key >= p->nstrings)
 				continue;
 			if (skip[l[j].key] == 0)
-				skip[l[j].key] = tui_label_skipped(
+				skip[l[j].key] = profile_label_is_builtin(
 				    profile_str(p, l[j].key)) ? 2 : 3;
 			if (skip[l[j].key] == 2)
 				continue;
