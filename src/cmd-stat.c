@@ -66,7 +66,7 @@ static const char *const cmd_stat_source_tag[] = { "[os]", "[rperf]", "[ruby]" }
 /* The figures, in the order the summary prints them. */
 enum cmd_stat_figure {
 	F_USER, F_SYS, F_REAL,
-	F_CPU, F_BLOCKED, F_WAIT, F_MARK, F_SWEEP,
+	F_CPU, F_BLOCKED, F_WAIT, F_MARK, F_SWEEP, F_UNBILLED,
 	F_GC_RUNS, F_GC_MINOR, F_GC_MAJOR, F_GC_TIME, F_ALLOCATED, F_FREED,
 	F_HEAP_PAGES, F_THREADS, F_PROCESSES,
 	F_RSS, F_MINFLT, F_MAJFLT, F_NVCSW, F_NIVCSW, F_INBLOCK, F_OUBLOCK,
@@ -91,6 +91,7 @@ static const struct cmd_stat_field cmd_stat_fields[F_COUNT] = {
 	[F_WAIT] = { "gvl_wait_ms", "GVL wait (contention)", "ms", CMD_STAT_RPERF, 1 },
 	[F_MARK] = { "gc_marking_ms", "GC marking", "ms", CMD_STAT_RPERF, 1 },
 	[F_SWEEP] = { "gc_sweeping_ms", "GC sweeping", "ms", CMD_STAT_RPERF, 1 },
+	[F_UNBILLED] = { "unbilled_cpu_ms", "CPU not billed to a sample", "ms", CMD_STAT_RPERF, 1 },
 	[F_GC_RUNS] = { "gc_runs", "GC runs", "", CMD_STAT_RUBY, 2 },
 	[F_GC_MINOR] = { "gc_minor_runs", "GC runs, minor", "", CMD_STAT_RUBY, 2 },
 	[F_GC_MAJOR] = { "gc_major_runs", "GC runs, major", "", CMD_STAT_RUBY, 2 },
@@ -161,6 +162,7 @@ cmd_stat_collect(struct cmd_stat *st, const struct profile *p, const struct samp
 	double *v = st->figs.v;
 	struct vm_gc_counters gc;
 	struct rusage ru;
+	const char *c;
 	size_t i;
 
 	memset(&st->figs, 0, sizeof st->figs);
@@ -178,6 +180,9 @@ cmd_stat_collect(struct cmd_stat *st, const struct profile *p, const struct samp
 	v[F_ALLOCATED] = (double)gc.allocated;
 	v[F_FREED] = (double)gc.freed;
 	v[F_HEAP_PAGES] = (double)gc.heap_pages;
+	/* cpu mode: the process's CPU time no sample bills (sampler-build.c) */
+	if ((c = profile_comment_value(p, PROFILE_COMMENT_UNATTRIBUTED)) != NULL)
+		v[F_UNBILLED] = strtod(c, NULL) / 1e6;
 	v[F_THREADS] = (double)ss->threads;
 	v[F_PROCESSES] = 1 + (double)st->npids;
 	v[F_SAMPLES] = (double)ss->samples;
@@ -247,6 +252,8 @@ cmd_stat_print_text(const struct cmd_stat *st, const struct cmd_stat_run *runs, 
 		char pct[32] = "", dev[32] = "";
 		int dec = strcmp(d->unit, "ms") == 0 || strcmp(d->unit, "%") == 0 ? 2 : 0;
 
+		if (f == F_UNBILLED && st->run.cfg.mode == SAMPLER_WALL)
+			continue;	/* wall time is billed: no CPU figure to compare */
 		if (d->group != group) {
 			fputc('\n', fp);
 			group = d->group;
@@ -289,6 +296,8 @@ cmd_stat_print_json(const struct cmd_stat *st, const struct cmd_stat_run *runs, 
 	fprintf(fp, ",\"mode\":\"%s\",\"frequency_hz\":%d,\"runs\":%zu,\"exit_status\":%d",
 	    st->run.cfg.mode == SAMPLER_WALL ? "wall" : "cpu", st->run.cfg.frequency, k, status);
 	for (f = 0; f < F_COUNT; f++) {
+		if (f == F_UNBILLED && st->run.cfg.mode == SAMPLER_WALL)
+			continue;
 		cmd_stat_mean(runs, n, f, &mean, &sd);
 		fprintf(fp, ",\"%s\":%.6g", cmd_stat_fields[f].key, mean);
 		if (n > 1)

@@ -165,6 +165,10 @@ int profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
 #define PROFILE_COMMENT_SAMPLES "samples"	/* samples taken */
 #define PROFILE_COMMENT_TRIGGERS "triggers"	/* timer triggers */
 #define PROFILE_COMMENT_THREADS "threads"	/* threads seen */
+/* cpu mode: the process's CPU time while sampling (ns), and how much of
+ * it no sample bills, rperf's own thread aside */
+#define PROFILE_COMMENT_PROCESS_CPU "process cpu"
+#define PROFILE_COMMENT_UNATTRIBUTED "unattributed"
 #define PROFILE_COMMENT_PROCESS "process"	/* a pid merged in */
 #define PROFILE_COMMENT_MISSING_PROCESS "missing process"
 #define PROFILE_COMMENT_FILTERS "filters"	/* report's filters */

@@ -30,7 +30,16 @@
  * not yet swept keep their address until they are freed).  Classes and
  * frames are marked and pinned, as the time samples' frames are (so an
  * anonymous class that allocated a sampled object outlives its use).
- * Everything runs with the GVL (Ractors are not supported).
+ * Ractors: only the main Ractor's allocations are sampled (an
+ * allocation of another Ractor that the countdown lands on is passed
+ * over, so the main one's are still sampled at the set rate).  Once
+ * another Ractor has run, its threads' sweeps may free objects while the
+ * main thread samples, so the table is then changed under sampler.lock
+ * (the main thread takes it always: its sampling is the rare path; the
+ * free path only once sampler.ractors_seen is set, which a thread of
+ * another Ractor does before its first Ruby code; sweeps are serialised
+ * by Ruby's own VM lock then).  The write barriers of the fold are made
+ * outside it: they may wait for the VM lock, which a sweep holds.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -192,6 +201,21 @@ sampler_alloc_forget(VALUE obj)
 	sampler_alloc_drop(obj, 1);
 }
 
+/* OBJ is freed: a sampled one leaves the table (see the header). */
+static inline void
+sampler_alloc_free_path(VALUE obj)
+{
+	if (!atomic_load_explicit(&sampler.ractors_seen, memory_order_relaxed)) {
+		if (alloc_live_may_have(&sa.live, (uintptr_t)obj))
+			sampler_alloc_forget(obj);
+		return;
+	}
+	pthread_mutex_lock(&sampler.lock);
+	if (alloc_live_may_have(&sa.live, (uintptr_t)obj))
+		sampler_alloc_forget(obj);
+	pthread_mutex_unlock(&sampler.lock);
+}
+
 /* FREEOBJ (raw-argument hook, in the sweep): a sampled object is gone?
  * One probe of the table per freed object. */
 static void
@@ -202,14 +226,43 @@ sampler_alloc_freeobj(VALUE data, const rb_trace_arg_t *arg)
 	if (sa.live.count == 0 || sampler.forked)
 		return;
 	obj = rb_tracearg_object((rb_trace_arg_t *)arg);
-	if (alloc_live_may_have(&sa.live, (uintptr_t)obj))
-		sampler_alloc_forget(obj);
+	sampler_alloc_free_path(obj);
 }
 
 /* The countdown reached zero at OBJ, just allocated (its class and
  * type set, its body not yet filled in): take a sample. */
+static void sampler_alloc_sample_locked(VALUE obj);
+
 static void
 sampler_alloc_sample(VALUE obj)
+{
+	if (!sa.on) {
+		sa.countdown = INT64_MAX;	/* not sampling: the slow path never */
+		return;
+	}
+	/* A hit on another Ractor's allocation is dropped with a new
+	 * distance drawn: each of the main one's is still sampled with the
+	 * same chance, so its scaled totals stay unbiased.  (The countdown
+	 * and the generator are then shared without a lock: a lost
+	 * decrement is harmless.) */
+	if (atomic_load_explicit(&sampler.ractors_seen, memory_order_relaxed) &&
+	    !sampler_ractor_main()) {
+		sa.countdown = alloc_next_distance(&sa.rng, sa.rate);
+		return;
+	}
+	sa.countdown = alloc_next_distance(&sa.rng, sa.rate);
+	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
+	    sampler.forked || RB_SPECIAL_CONST_P(obj))
+		return;
+	pthread_mutex_lock(&sampler.lock);
+	sampler_alloc_sample_locked(obj);
+	pthread_mutex_unlock(&sampler.lock);
+	rb_postponed_job_trigger(sa.job);
+}
+
+/* The body of sampler_alloc_sample, under sampler.lock. */
+static void
+sampler_alloc_sample_locked(VALUE obj)
 {
 	struct sampler_alloc_pending *p;
 	struct sampler_thread *td;
@@ -218,14 +271,6 @@ sampler_alloc_sample(VALUE obj)
 	VALUE root = Qundef;
 	int depth;
 
-	if (!sa.on) {
-		sa.countdown = INT64_MAX;	/* not sampling: the slow path never */
-		return;
-	}
-	sa.countdown = alloc_next_distance(&sa.rng, sa.rate);
-	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
-	    sampler.forked || RB_SPECIAL_CONST_P(obj))
-		return;
 	if (sa.npending == sa.pending_cap ||
 	    sa.nframes + SAMPLER_MAX_DEPTH + 1 > sa.frames_cap) {
 		sampler_alloc_reserve(sa.pending_cap, SAMPLER_MAX_DEPTH + 1);
@@ -274,7 +319,6 @@ sampler_alloc_sample(VALUE obj)
 	sa.npending++;
 	sa.nframes += depth;
 	sa.samples++;
-	rb_postponed_job_trigger(sa.job);
 }
 
 /* NEWOBJ (raw-argument hook), where the allocation functions are not
@@ -398,9 +442,8 @@ rb_data_typed_object_zalloc(VALUE klass, size_t size, const rb_data_type_t *type
 bool
 rb_gc_obj_free(void *objspace, VALUE obj)
 {
-	if (alloc_live_may_have(&sa.live, (uintptr_t)obj) && sa.interposed &&
-	    !sampler.forked)
-		sampler_alloc_forget(obj);
+	if (sa.interposed && !sampler.forked && sa.live.count != 0)
+		sampler_alloc_free_path(obj);
 	return sampler_alloc_real.obj_free(objspace, obj);
 }
 
@@ -455,18 +498,24 @@ sampler_alloc_fold(void)
 	size_t i;
 	int d;
 
+	/* Into the time sampler's frame table, which its (write-barrier
+	 * protected) wrapper marks: through sampler_wb first, before the
+	 * lock (only this thread adds pending samples). */
+	for (i = 0; i < sa.npending; i++) {
+		struct sampler_alloc_pending *p = &sa.pending[i];
+
+		for (d = 0; d < p->depth; d++) {
+			sampler_wb(sa.frames[p->frame_off + d]);
+			sampler_wb(sa.owns[p->frame_off + d]);
+		}
+	}
+	pthread_mutex_lock(&sampler.lock);
 	for (i = 0; i < sa.npending; i++) {
 		struct sampler_alloc_pending *p = &sa.pending[i];
 		struct sampler_alloc_site *s;
 		struct alloc_live_entry *e;
 		uint32_t k;
 
-		/* Into the time sampler's frame table, which its (write-barrier
-		 * protected) wrapper marks: through sampler_wb first. */
-		for (d = 0; d < p->depth; d++) {
-			sampler_wb(sa.frames[p->frame_off + d]);
-			sampler_wb(sa.owns[p->frame_off + d]);
-		}
 		pthread_mutex_lock(&sampler.table_mutex);
 		for (d = 0; d < p->depth; d++)
 			ids[d] = agg_frames_intern(&sampler.frames, sa.frames[p->frame_off + d],
@@ -500,15 +549,27 @@ sampler_alloc_fold(void)
 	sampler_alloc_reserve(SAMPLER_ALLOC_PENDING_ROOM, SAMPLER_ALLOC_FRAMES_ROOM);
 	while (alloc_live_crowded(&sa.live) || !alloc_live_room(&sa.live, SAMPLER_ALLOC_LIVE_ROOM))
 		alloc_live_grow(&sa.live);
+	pthread_mutex_unlock(&sampler.lock);
 }
 
-/* The alloc job (with the GVL, at a safepoint). */
+/* The alloc job (with the GVL, at a safepoint).  Ruby runs a job on the
+ * first thread of any Ractor to check its interrupts: on another
+ * Ractor's, it leaves the samples for the main one's next job (the
+ * time sampler's calls sampler_alloc_pending too). */
 static void
 sampler_alloc_job(void *arg)
 {
-	if (!sa.on || sampler.forked || atomic_load(&sampler.building))
+	if (!sa.on || sampler.forked || atomic_load(&sampler.building) ||
+	    !sampler_ractor_main())
 		return;
 	sampler_alloc_fold();
+}
+
+void
+sampler_alloc_pending(void)
+{
+	if (sa.on && sa.npending > 0 && !sampler.forked && !atomic_load(&sampler.building))
+		sampler_alloc_fold();
 }
 
 /* Mark (and pin) the classes and the pending frames; never the objects. */

@@ -187,14 +187,20 @@ sampler_build_emit(struct profile *p, struct sampler_build_frame *cache,
     const int64_t *values, const char *klass, int64_t time_ns, int with_time)
 {
 	uint64_t locs[SAMPLER_MAX_DEPTH];
-	const char *tname;
+	const char *tname, *rname;
 	uint32_t n;
+	int ractor;
 
 	n = sampler_build_locations(p, cache, ids, e->depth, locs);
 	lc->n = 0;
 	sampler_build_num_label(lc, "thread", e->thread, NULL);
 	if ((tname = sampler_build_thread_name(e->thread)) != NULL)
 		sampler_build_label(lc, "thread_name", tname);
+	if ((ractor = sampler_ractor_of(e->thread, &rname)) > 0) {
+		sampler_build_num_label(lc, "ractor", ractor, NULL);
+		if (rname != NULL)
+			sampler_build_label(lc, "ractor_name", rname);
+	}
 	if (klass != NULL)
 		sampler_build_label(lc, "class", klass);
 	else if (e->state != AGG_STATE_NORMAL)
@@ -316,6 +322,8 @@ sampler_build_rest(struct profile *p, struct sampler_build_frame *cache,
  * whole run, what came since the last interval (which then counts as
  * handed out), a window or a capture (see struct sampler_build_src).
  */
+static void sampler_build_unattributed(struct profile *p);
+
 struct profile *
 sampler_build_of(const struct sampler_build_src *src)
 {
@@ -475,7 +483,35 @@ sampler_build_of(const struct sampler_build_src *src)
 	}
 	profile_add_meta(p, PROFILE_COMMENT_THREADS, "%llu",
 	    (unsigned long long)sampler.nthreads);
+	if (with_time && sampler.cfg.mode == SAMPLER_CPU && !src->capture && !delta &&
+	    src->base == NULL && src->since_ns == 0)
+		sampler_build_unattributed(p);
 	return p;
+}
+
+/*
+ * cpu mode: the process's CPU time while armed, and how much of it no
+ * sample bills: not the worker's (rperf's own thread, reported apart),
+ * so a Ruby thread the sampler never reached, a Ractor's GC it could not
+ * see, or a thread Ruby keeps for itself.  Both as comments the text
+ * report and `rperf stat` print.
+ */
+static void
+sampler_build_unattributed(struct profile *p)
+{
+	int64_t proc = sampler.proc_cpu_ns, now, worker = (int64_t)sampler.worker_cpu_ns;
+	int64_t billed = profile_total(p, 1), rest;
+	clockid_t cid;
+
+	if (atomic_load(&sampler.armed) &&
+	    sampler_read_clock(CLOCK_PROCESS_CPUTIME_ID, &now) == 0)
+		proc += now - sampler.proc_cpu_at;
+	if (sampler.worker_made && pthread_getcpuclockid(sampler.worker, &cid) == 0)
+		sampler_read_clock(cid, &worker);
+	rest = proc - billed - worker;
+	profile_add_meta(p, PROFILE_COMMENT_PROCESS_CPU, "%lld", (long long)proc);
+	profile_add_meta(p, PROFILE_COMMENT_UNATTRIBUTED, "%lld",
+	    (long long)(rest > 0 ? rest : 0));
 }
 
 /* The whole run, or with DELTA what came since the last interval. */

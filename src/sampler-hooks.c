@@ -31,6 +31,13 @@ sampler_clock(const struct sampler_thread *td)
 
 	if (sampler.cfg.mode == SAMPLER_WALL)
 		return util_mono_ns();
+	if (td->mn) {
+		int64_t acc = td->mn_acc, base = td->mn_base;
+
+		if (!td->mn_running || sampler_read_clock(td->cpu_clock, &now) != 0)
+			return acc;
+		return acc + (now > base ? now - base : 0);
+	}
 	if (sampler_read_clock(td->cpu_clock, &now) != 0)
 		return td->prev;	/* the thread is gone: nothing more to bill */
 	return now;
@@ -60,6 +67,13 @@ sampler_record_until(struct sampler_thread *td, int64_t weight, int state, int64
 
 	if (weight <= 0)
 		return;
+	pthread_mutex_lock(&sampler.lock);
+	/* A thread of another Ractor may get here while a profile is built
+	 * (the main thread bills its own threads then, on purpose). */
+	if (td->ractor != 0 && atomic_load(&sampler.building)) {
+		pthread_mutex_unlock(&sampler.lock);
+		return;
+	}
 	if (sampler.booting)
 		root = SAMPLER_FRAME_BOOT;
 	else if (depth == 0)
@@ -117,6 +131,7 @@ sampler_record_until(struct sampler_thread *td, int64_t weight, int state, int64
 		pthread_cond_signal(&sampler.worker_cond);
 		pthread_mutex_unlock(&sampler.worker_mutex);
 	}
+	pthread_mutex_unlock(&sampler.lock);
 }
 
 /* sampler_record_until, the span ending now. */
@@ -275,7 +290,29 @@ sampler_drop_compile_callee(struct sampler_thread *td)
 	}
 }
 
-/* The postponed job: one timer sample of the thread holding the GVL. */
+/* The job on TD, a thread of a Ractor other than the main one: its
+ * sample if a tick asked for one, then pass on what it may have taken
+ * from other such threads (sampler-ractor.c).  The frame noted at the
+ * tick and the compile sites are the main Ractor's: not used here. */
+static void
+sampler_job_ractor(struct sampler_thread *td)
+{
+	int64_t now;
+
+	if (td->ractor < 0)
+		sampler_ractor_identify(td);
+	if (sampler_ractor_due(td) && (now = sampler_clock_self(td)) > td->prev) {
+		sampler_capture(td, 1);
+		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
+		td->prev = now;
+		if (!td->clock_open && ++td->samples_taken >= 2)
+			sampler_thread_open_clock(td);
+	}
+	sampler_ractor_forward(td);
+}
+
+/* The postponed job: one timer sample of the thread holding the GVL (or
+ * its Ractor's lock). */
 void
 sampler_job(void *arg)
 {
@@ -287,6 +324,16 @@ sampler_job(void *arg)
 	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
 	    sampler.forked)
 		return;
+	td = sampler_thread_current();
+	if (td->ractor != 0) {
+		sampler_job_ractor(td);
+		return;
+	}
+	/* The job's bit is one for all Ractors: a thread of another that
+	 * asked for it may have lost it to this one. */
+	sampler_ractor_forward(td);
+	if (atomic_load_explicit(&sampler.ractors_seen, memory_order_relaxed))
+		sampler_alloc_pending();
 	/* The compile hook took this tick's sample already. */
 	if ((triggers = atomic_load(&sampler.triggers)) == sampler.triggers_served)
 		return;
@@ -295,7 +342,6 @@ sampler_job(void *arg)
 	 * counted for all of them: two clock reads are a tenth of a job. */
 	timed = sampler.jobs++ % SAMPLER_JOB_TIMED == 0;
 	t0 = timed ? util_mono_ns() : 0;
-	td = sampler_thread_current();
 	if (atomic_load(&sampler.noting))
 		sampler_tick_holder(td->vm_thread, 1);
 	now = sampler_clock_self(td);
@@ -385,6 +431,22 @@ sampler_compiled_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VAL
 	sampler.timer_samples++;
 }
 
+/* A thread ended (EXITED, on that thread, without its Ractor's lock).
+ * The main Ractor's are billed and dropped at THREAD_END; another's,
+ * whose THREAD_END goes to its own Ractor's hooks, here: the rest of its
+ * time to the stack it was last sampled with, as THREAD_END would bill
+ * its last one. */
+static void
+sampler_thread_exited(struct sampler_thread *td)
+{
+	if (td == NULL || td->ractor == 0)
+		return;
+	sampler_ractor_release(td);
+	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building))
+		sampler_bill_rest(td, sampler_clock_self(td));
+	sampler_thread_free(td);
+}
+
 /* GVL hook: who holds the GVL (for the tick's signal), and in wall mode
  * the split of each release.  Only RESUMED holds the GVL. */
 static void
@@ -397,13 +459,28 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	if (sampler.forked)
 		return;
 	td = sampler_thread_get(data->thread);
-	/* A new thread's first RESUMED comes before its THREAD_BEGIN: make
-	 * its record now, so that the ticks reach it from its first run. */
+	if (event & RUBY_INTERNAL_THREAD_EVENT_EXITED) {
+		sampler_thread_exited(td);
+		return;
+	}
 	if (td == NULL && (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) &&
-	    atomic_load(&sampler.noting) && atomic_load(&sampler.armed) &&
-	    !atomic_load(&sampler.building) && data->thread == rb_thread_current())
+	    !atomic_load_explicit(&sampler.ractors_seen, memory_order_relaxed) &&
+	    !sampler_ractor_main())
+		atomic_store(&sampler.ractors_seen, 1);	/* see sampler-alloc.c */
+	/* A new thread's first RESUMED comes before its THREAD_BEGIN (and a
+	 * thread of another Ractor has none we see): make its record now,
+	 * so that the ticks reach it from its first run. */
+	if (td == NULL && (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) &&
+	    atomic_load(&sampler.armed) && !atomic_load(&sampler.building) &&
+	    data->thread == rb_thread_current() &&
+	    (atomic_load(&sampler.noting) || !sampler_ractor_main()))
 		td = sampler_thread_create(data->thread);
-	if (td != NULL && atomic_load(&sampler.noting))
+	if (td != NULL && td->mn && (event & (RUBY_INTERNAL_THREAD_EVENT_RESUMED |
+	    RUBY_INTERNAL_THREAD_EVENT_SUSPENDED)) && data->thread == rb_thread_current())
+		sampler_thread_mn_run(td, (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) != 0);
+	if (td != NULL && td->ractor != 0)
+		sampler_ractor_holding(td, (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) != 0);
+	else if (td != NULL && atomic_load(&sampler.noting))
 		sampler_tick_holder(td->vm_thread,
 		    (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) != 0);
 	if (!atomic_load(&sampler.armed) || sampler.cfg.mode != SAMPLER_WALL)
@@ -542,15 +619,13 @@ sampler_hooks_install(void)
 		sampler_orphan_gvl_hook = NULL;
 		return;
 	}
+	/* Always: threads of other Ractors are known only by it. */
+	gvl_events = RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
+	    RUBY_INTERNAL_THREAD_EVENT_RESUMED | RUBY_INTERNAL_THREAD_EVENT_EXITED;
 	if (sampler.cfg.mode == SAMPLER_WALL)
-		gvl_events |= RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
-		    RUBY_INTERNAL_THREAD_EVENT_READY | RUBY_INTERNAL_THREAD_EVENT_RESUMED;
-	if (atomic_load(&sampler.noting))
-		gvl_events |= RUBY_INTERNAL_THREAD_EVENT_SUSPENDED |
-		    RUBY_INTERNAL_THREAD_EVENT_RESUMED;
-	if (gvl_events != 0)
-		sampler.gvl_hook = rb_internal_thread_add_event_hook(sampler_gvl_hook,
-		    gvl_events, NULL);
+		gvl_events |= RUBY_INTERNAL_THREAD_EVENT_READY;
+	sampler.gvl_hook = rb_internal_thread_add_event_hook(sampler_gvl_hook,
+	    gvl_events, NULL);
 }
 
 /* Remove the GVL, GC and thread hooks. */

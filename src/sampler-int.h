@@ -153,6 +153,20 @@ struct sampler_thread {
 	int64_t prev;		/* clock reading billed up to */
 	int label_set;
 	int capture;		/* innermost open capture (sampler-capture.c) */
+	/* Its Ractor: 0 the main one, -1 another not numbered yet, else that
+	 * one's number (sampler-ractor.c); its slot there (-1: none), its
+	 * kernel thread id, and the tick its job served last. */
+	int ractor;
+	int slot;
+	pid_t tid;
+	uint_fast64_t served;
+	/* M:N threads (another Ractor's, or any with RUBY_MN_THREADS):
+	 * the native thread under it changes and runs other Ruby threads
+	 * too, so its CPU time is the sum of its runs (cpu mode), each read
+	 * on the native thread's clock (cpu_clock then follows it). */
+	int mn;
+	int mn_running;
+	int64_t mn_acc, mn_base;
 	/* Set without the GVL by SUSPENDED/READY, read at RESUMED. */
 	int suspended;
 	int64_t suspended_at;
@@ -319,6 +333,17 @@ struct sampler {
 	struct cpuclock probe;
 	int probe_ready;
 
+	/* Guards what threads of different Ractors, each holding only its
+	 * own Ractor's lock, may change at once: the active buffer, the
+	 * thread list, the names (recursive; held only around plain memory
+	 * work, never across a Ruby call: the GC's mark function takes it). */
+	pthread_mutex_t lock;
+	/* The main Ractor's threads are M:N (RUBY_MN_THREADS). */
+	int mn_main;
+	/* A thread of another Ractor has run (set before its first Ruby
+	 * code): from then on the allocation table is shared. */
+	atomic_int ractors_seen;
+
 	/* worker hand-off */
 	pthread_mutex_t worker_mutex;
 	pthread_cond_t worker_cond;
@@ -364,6 +389,11 @@ struct sampler {
 	struct agg_gc_window gc;
 	struct sampler_thread *gc_td;	/* the thread billed for it */
 	int gc_captured;		/* gc_td's stack is taken */
+
+	/* The process's CPU time while armed: up to the last disarm, and
+	 * the reading at the last arm (for the unattributed time). */
+	int64_t proc_cpu_ns;
+	int64_t proc_cpu_at;
 
 	/* metadata */
 	int64_t start_real_ns;		/* CLOCK_REALTIME at start */
@@ -476,6 +506,8 @@ void sampler_threads_release(void);
 struct sampler_thread *sampler_thread_get(VALUE thread);
 struct sampler_thread *sampler_thread_create(VALUE thread);
 struct sampler_thread *sampler_thread_current(void);
+/* TD (M:N) runs from now on this native thread (ON), or stops. */
+void sampler_thread_mn_run(struct sampler_thread *td, int on);
 /* Open TD's fast CPU clock (cpu mode, on TD's own thread). */
 void sampler_thread_open_clock(struct sampler_thread *td);
 /* Remember TD's thread name; unlink and free TD. */
@@ -518,6 +550,37 @@ const void *sampler_frames_callee(const void *cfp);
  * OWN (0: not known); *CLAUSE: a rescue or ensure clause. */
 VALUE sampler_frames_name(VALUE frame, VALUE own, int *clause);
 
+/* sampler-ractor.c: threads of Ractors other than the main one */
+/* Number Ractors (at start, in the main one); install the signal the
+ * worker uses to reach their threads; undo it. */
+int sampler_ractor_start(char *err, size_t errlen);
+void sampler_ractor_stop(void);
+/* Whether the current thread runs in the main Ractor (no Ruby call, no
+ * allocation: usable in the GVL hook). */
+int sampler_ractor_main(void);
+/* In the job, on TD's own thread: number TD's Ractor and name it. */
+void sampler_ractor_identify(struct sampler_thread *td);
+/* TD took its Ractor's lock (ON) or let it go: the ticks reach it while
+ * it holds it.  TD ended: give its slot back. */
+void sampler_ractor_holding(struct sampler_thread *td, int on);
+void sampler_ractor_release(struct sampler_thread *td);
+/* On the worker at each tick: ask every holder of a Ractor's lock but
+ * the main one's for a sample (async-signal-safe). */
+void sampler_ractor_tick(void);
+/* In the job: 1 if TD (of a Ractor not the main one) is due a sample,
+ * which it then is not; then let the others due know the job ran here. */
+int sampler_ractor_due(struct sampler_thread *td);
+void sampler_ractor_forward(struct sampler_thread *td);
+/* The signal handler's part for a thread so reached. */
+void sampler_ractor_signalled(void);
+/* Disarmed: wait until no signal is being sent, then discard any
+ * pending signal SIG (its old action is restored next). */
+void sampler_ractor_quiesce(int sig);
+/* The Ractor of thread SEQ (0: the main one) and its name (or NULL). */
+int sampler_ractor_of(int seq, const char **name);
+/* Remember that thread SEQ runs in Ractor R (under the lock). */
+void sampler_ractor_note_thread(int seq, int r);
+
 /* sampler.c */
 /* Hold the job off (building) and fold every sample into the tables;
  * the caller clears building when done. */
@@ -554,6 +617,9 @@ int sampler_alloc_start(char *err, size_t errlen);
 /* Remove the hooks; fold the pending samples (with the GVL); free all. */
 void sampler_alloc_hooks_remove(void);
 void sampler_alloc_collect(void);
+/* In the time job, on a main-Ractor thread: fold the samples an alloc
+ * job run on another Ractor's thread left. */
+void sampler_alloc_pending(void);
 /* Before a profile: a full GC, so that "in use" is what is reachable,
  * not what is unreachable and not swept yet (with the GVL, building). */
 void sampler_alloc_settle(void);

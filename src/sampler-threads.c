@@ -35,16 +35,23 @@ sampler_thread_create(VALUE thread)
 
 	td->thread = thread;
 	td->vm_thread = sampler_frames_vm_thread(thread);
-	td->seq = ++sampler.next_seq;
 	if (pthread_getcpuclockid(pthread_self(), &td->cpu_clock) != 0)
 		td->cpu_clock = CLOCK_THREAD_CPUTIME_ID;
+	td->ractor = sampler_ractor_main() ? 0 : -1;
+	td->slot = -1;
+	td->mn = sampler.cfg.mode == SAMPLER_CPU && (td->ractor != 0 || sampler.mn_main);
+	if (td->mn)
+		sampler_thread_mn_run(td, 1);
 	td->prev = sampler_clock_self(td);
+	pthread_mutex_lock(&sampler.lock);
+	td->seq = ++sampler.next_seq;
 	td->next = sampler.threads;
 	if (td->next != NULL)
 		td->next->pprev = &td->next;
 	td->pprev = &sampler.threads;
 	sampler.threads = td;
 	sampler.nthreads++;
+	pthread_mutex_unlock(&sampler.lock);
 	rb_internal_thread_specific_set(thread, sampler.key, td);
 	return td;
 }
@@ -57,6 +64,31 @@ sampler_thread_current(void)
 	struct sampler_thread *td = sampler_thread_get(thread);
 
 	return td != NULL ? td : sampler_thread_create(thread);
+}
+
+/*
+ * An M:N thread's CPU clock: the time of each run on whatever native
+ * thread ran it, read on that thread at the start (ON) and end of the
+ * run (the GVL hook's RESUMED and SUSPENDED, on the thread itself).  What
+ * such a thread spends off its Ractor's lock (a C call without the GVL)
+ * is not its run: it shows as the CPU time not billed (`Unbilled`).
+ */
+void
+sampler_thread_mn_run(struct sampler_thread *td, int on)
+{
+	int64_t now;
+
+	if (sampler_read_clock(CLOCK_THREAD_CPUTIME_ID, &now) != 0)
+		return;
+	if (on) {
+		if (pthread_getcpuclockid(pthread_self(), &td->cpu_clock) != 0)
+			td->cpu_clock = CLOCK_THREAD_CPUTIME_ID;
+		td->mn_base = now;
+		td->mn_running = 1;
+	} else if (td->mn_running) {
+		td->mn_acc += now - td->mn_base;
+		td->mn_running = 0;
+	}
 }
 
 /* Thread#name of thread ARG (called under rb_protect). */
@@ -80,8 +112,8 @@ sampler_thread_open_clock(struct sampler_thread *td)
 {
 	int64_t now = 0;
 
-	if (td->clock_open || sampler.cfg.mode != SAMPLER_CPU)
-		return;
+	if (td->clock_open || sampler.cfg.mode != SAMPLER_CPU || td->mn)
+		return;	/* (an M:N thread's clock is not one native thread's) */
 	cpuclock_open_lazy(&td->clock);
 	if (sampler_read_clock(td->cpu_clock, &now) != 0) {
 		cpuclock_close(&td->clock);
@@ -106,10 +138,12 @@ sampler_thread_save_name(struct sampler_thread *td)
 	}
 	if (!RB_TYPE_P(name, T_STRING))
 		return;
+	pthread_mutex_lock(&sampler.lock);
 	for (i = 0; i < sampler.nnames; i++) {
 		if (sampler.names[i].seq == td->seq) {
 			free(sampler.names[i].name);
 			sampler.names[i].name = xstrndup(RSTRING_PTR(name), RSTRING_LEN(name));
+			pthread_mutex_unlock(&sampler.lock);
 			return;
 		}
 	}
@@ -118,13 +152,19 @@ sampler_thread_save_name(struct sampler_thread *td)
 	sampler.names[sampler.nnames].seq = td->seq;
 	sampler.names[sampler.nnames].name = xstrndup(RSTRING_PTR(name), RSTRING_LEN(name));
 	sampler.nnames++;
+	pthread_mutex_unlock(&sampler.lock);
 }
 
-/* Unlink and free TD (with the GVL). */
+/* Unlink and free TD (with the GVL, or its Ractor's lock on TD's own
+ * thread).  The record of a thread of another Ractor stays in its
+ * thread's storage when freed from elsewhere (at the end of a run): the
+ * thread may be gone, its object with it. */
 void
 sampler_thread_free(struct sampler_thread *td)
 {
-	rb_internal_thread_specific_set(td->thread, sampler.key, NULL);
+	if (td->ractor == 0 || rb_thread_current() == td->thread)
+		rb_internal_thread_specific_set(td->thread, sampler.key, NULL);
+	sampler_ractor_release(td);
 	/* (Captures are added and removed with the GVL, which this holds:
 	 * no lock to see there are none, the common case.) */
 	if (sampler.ncaptures > 0) {
@@ -132,9 +172,11 @@ sampler_thread_free(struct sampler_thread *td)
 		sampler_captures_thread_gone(td->seq);
 		pthread_mutex_unlock(&sampler.table_mutex);
 	}
+	pthread_mutex_lock(&sampler.lock);
 	*td->pprev = td->next;
 	if (td->next != NULL)
 		td->next->pprev = td->pprev;
+	pthread_mutex_unlock(&sampler.lock);
 	if (td->clock_open)
 		cpuclock_close(&td->clock);
 	free(td);
@@ -146,8 +188,11 @@ sampler_save_live_names(void)
 {
 	struct sampler_thread *td;
 
-	for (td = sampler.threads; td != NULL; td = td->next)
-		sampler_thread_save_name(td);
+	/* A thread of another Ractor named itself when first sampled. */
+	for (td = sampler.threads; td != NULL; td = td->next) {
+		if (td->ractor == 0)
+			sampler_thread_save_name(td);
+	}
 }
 
 /* Reset every thread's baseline to now (the timer is being armed). */
@@ -172,6 +217,7 @@ sampler_mark(void *ptr)
 
 	if (!sampler.started || sampler.forked)
 		return;
+	pthread_mutex_lock(&sampler.lock);
 	pthread_mutex_lock(&sampler.table_mutex);
 	for (i = 0; i < 2; i++) {
 		struct sampler_buffer *b = &sampler.buffers[i];
@@ -206,6 +252,7 @@ sampler_mark(void *ptr)
 			}
 		}
 	}
+	pthread_mutex_unlock(&sampler.lock);
 	/* Kept alive so that no other object takes a compile site's address. */
 	if (sampler.ncompile_sites > 0)
 		rb_gc_mark_locations(sampler.compile_sites,
@@ -226,7 +273,12 @@ void
 sampler_locks_init(void)
 {
 	pthread_condattr_t ca;
+	pthread_mutexattr_t ma;
 
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&sampler.lock, &ma);
+	pthread_mutexattr_destroy(&ma);
 	pthread_mutex_init(&sampler.worker_mutex, NULL);
 	pthread_mutex_init(&sampler.table_mutex, NULL);
 	pthread_condattr_init(&ca);

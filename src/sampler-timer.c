@@ -71,24 +71,35 @@ sampler_tick(void)
 	sampler_tick_note(atomic_fetch_add(&sampler.triggers, 1) + 1);
 	rb_postponed_job_trigger(sampler.job);
 	sampler_tick_poke();
+	sampler_ractor_tick();
 }
 
-/* The timer signal's handler: a tick.  Nothing else. */
+/* The timer signal's handler: a tick, or, sent by the worker to a thread
+ * of another Ractor (sampler-ractor.c), that thread's request for the
+ * job.  Nothing else. */
 static void
-sampler_signal_handler(int sig)
+sampler_signal_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
 
-	sampler_tick();
+	(void)sig;
+	(void)uc;
+	if (si != NULL && si->si_code == SI_TKILL)
+		sampler_ractor_signalled();
+	else
+		sampler_tick();
 	errno = saved;
 }
 
 /* The control signal's handler: ask for a snapshot.  Nothing else. */
 static void
-sampler_control_handler(int sig)
+sampler_control_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
 
+	(void)sig;
+	(void)si;
+	(void)uc;
 	atomic_store(&sampler.pending_snapshot, 1);
 	rb_postponed_job_trigger(sampler.control_job);
 	errno = saved;
@@ -97,14 +108,14 @@ sampler_control_handler(int sig)
 /* Install HANDLER for signal SIG, the old action kept in *OLD; 0, or -1
  * with a message in ERR. */
 static int
-sampler_timer_handler(int sig, void (*handler)(int), struct sigaction *old,
-    char *err, size_t errlen)
+sampler_timer_handler(int sig, void (*handler)(int, siginfo_t *, void *),
+    struct sigaction *old, char *err, size_t errlen)
 {
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = handler;
-	sa.sa_flags = SA_RESTART;
+	sa.sa_sigaction = handler;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(sig, &sa, old) == 0)
 		return 0;
@@ -382,6 +393,7 @@ sampler_timer_release(void)
 	sampler_worker_quit();
 	cpuclock_close(&sampler.probe);	/* if the worker did not get to it */
 	if (sampler.handler_set) {
+		sampler_ractor_quiesce(sampler.cfg.signal);
 		sigaction(sampler.cfg.signal, &sampler.old_action, NULL);
 		sampler.handler_set = 0;
 	}

@@ -37,6 +37,7 @@ static void
 sampler_arm(int on)
 {
 	if (on) {
+		sampler_read_clock(CLOCK_PROCESS_CPUTIME_ID, &sampler.proc_cpu_at);
 		sampler_reset_baselines();
 		if (atomic_load(&sampler.noting))
 			sampler_tick_holder(sampler_thread_current()->vm_thread, 1);
@@ -51,9 +52,13 @@ sampler_arm(int on)
 			pthread_mutex_unlock(&sampler.worker_mutex);
 		}
 	} else {
+		int64_t now = 0;
+
 		if (sampler.use_signal)
 			sampler_timer_set(0);
-		atomic_store(&sampler.armed, 0);
+		if (atomic_exchange(&sampler.armed, 0) &&
+		    sampler_read_clock(CLOCK_PROCESS_CPUTIME_ID, &now) == 0)
+			sampler.proc_cpu_ns += now - sampler.proc_cpu_at;
 	}
 }
 
@@ -80,6 +85,7 @@ sampler_teardown(void)
 	sampler_hooks_remove();
 	sampler_alloc_release();
 	sampler_threads_release();
+	sampler_ractor_stop();
 	sampler_tables_release();
 	for (i = 0; i < sampler.ncomments; i++)
 		free(sampler.comments[i]);
@@ -101,6 +107,12 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 	sampler.cfg = *cfg;
 	sampler.wrapper = Qfalse;
 	sampler.use_signal = cfg->signal > 0;
+	{
+		/* As Ruby reads it (thread_pthread.c) at its boot. */
+		const char *mn = getenv("RUBY_MN_THREADS");
+
+		sampler.mn_main = mn != NULL && atoi(mn) > 0;
+	}
 	sampler_tick_init();
 	sampler_locks_init();
 	sampler.start_real_ns = sampler_real_ns();
@@ -117,6 +129,10 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 		return -1;
 	}
 	sampler_threads_init();
+	if (sampler_ractor_start(err, errlen) != 0) {
+		sampler_threads_release();
+		return -1;
+	}
 	sampler.started = 1;
 	sampler_thread_create(rb_thread_current());
 	sampler_hooks_install();
@@ -175,9 +191,11 @@ sampler_collect(void)
 {
 	atomic_store(&sampler.building, 1);
 	sampler_wait_worker();
+	pthread_mutex_lock(&sampler.lock);	/* threads of other Ractors */
 	pthread_mutex_lock(&sampler.worker_mutex);
 	sampler_drain();
 	pthread_mutex_unlock(&sampler.worker_mutex);
+	pthread_mutex_unlock(&sampler.lock);
 	sampler_alloc_collect();
 	sampler_save_live_names();
 }
@@ -217,8 +235,14 @@ sampler_stop(struct sampler_stats *stats)
 	/* Bill each live thread's time since its last sample. */
 	current = rb_thread_current();
 	if (was_armed) {
-		for (td = sampler.threads; td != NULL; td = td->next)
-			sampler_bill_last(td, td->thread == current);
+		for (td = sampler.threads; td != NULL; td = td->next) {
+			/* Another Ractor's thread runs on, in parallel: its
+			 * frames cannot be read from here; its last stack. */
+			if (td->ractor != 0)
+				sampler_bill_rest(td, sampler_clock(td));
+			else
+				sampler_bill_last(td, td->thread == current);
+		}
 	}
 	sampler_collect();
 	sampler_fill_stats(stats);
@@ -253,6 +277,8 @@ sampler_snapshot(int clear, struct sampler_stats *stats)
 		pthread_mutex_unlock(&sampler.table_mutex);
 		sampler.samples = 0;
 		sampler.timer_samples = 0;
+		sampler.proc_cpu_ns = 0;
+		sampler_read_clock(CLOCK_PROCESS_CPUTIME_ID, &sampler.proc_cpu_at);
 		atomic_store(&sampler.triggers, 0);
 		{
 			/* Marks keep their place on the new clock (closed

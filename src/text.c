@@ -98,6 +98,31 @@ text_capture_line(const struct profile *p, FILE *fp)
 	fputc('\n', fp);
 }
 
+/*
+ * cpu mode: the process's CPU time no sample bills, when there is any to
+ * speak of (a millisecond, or 1%): time that would otherwise vanish
+ * without a word (threads rperf could not reach, see rperf-record(1)).
+ */
+static void
+text_print_unattributed(const struct profile *p, FILE *fp)
+{
+	const char *u = profile_comment_value(p, PROFILE_COMMENT_UNATTRIBUTED);
+	const char *c = profile_comment_value(p, PROFILE_COMMENT_PROCESS_CPU);
+	struct numfmt_unit ms = { 1, "ms" };
+	char a[64], b[64], pct[32];
+	long long un, proc;
+
+	if (u == NULL || c == NULL || sscanf(u, "%lld", &un) != 1 ||
+	    sscanf(c, "%lld", &proc) != 1 || proc <= 0)
+		return;
+	if (un < 1000000 && un * 100 < proc)
+		return;
+	numfmt_pct(pct, sizeof pct, (double)un, (double)proc);
+	fprintf(fp, "%-10s%s ms of the process's %s ms of CPU (%s) not billed to any sample\n",
+	    "Unbilled:", numfmt_value(a, sizeof a, &ms, un), numfmt_value(b, sizeof b, &ms, proc),
+	    pct);
+}
+
 /* Print the header lines. */
 static void
 text_print_header(const struct profile *p, FILE *fp, size_t vi,
@@ -164,6 +189,7 @@ text_print_header(const struct profile *p, FILE *fp, size_t vi,
 	}
 	if (triggers != NULL)
 		text_print_count(fp, "Triggers:", triggers);
+	text_print_unattributed(p, fp);
 }
 
 /* Order functions by self value, descending, then name, location, id. */

@@ -1,0 +1,116 @@
+#!/bin/sh
+# Ractors and M:N threads: every Ractor's threads are sampled and
+# labelled with their Ractor, and no CPU time vanishes without a word.
+. "$TEST_SRCDIR/test-lib.sh"
+
+"$RUBY" -e 'exit(defined?(Ractor) ? 0 : 1)' || skip_all "this Ruby has no Ractor"
+
+# The time (ns) of the samples with label KEY=VALUE in profile $1.
+label_ns() {
+	"$RPERF" report --tagfocus "$2" --format folded "$1" | awk '{ s += $NF } END { printf "%.0f\n", s }'
+}
+
+# A figure of "rperf stat --json" output $1.
+stat_fig() {
+	tr ',{}' '\n\n\n' <"$1" | sed -n "s/^\"$2\"://p"
+}
+
+# Whether Ractor rK of profile $1 got K times r1's time, within 12% (the
+# work is in that ratio; four Ractors on two cores beside other tests
+# vary in speed by some percent).
+ractor_shares() {
+	r1=$(label_ns "$1" ractor_name=r1) &&
+	num_ge "$r1" 20000000 &&
+	for k in 2 3 4; do
+		rk=$(label_ns "$1" ractor_name=r$k) &&
+		echo "r$k: $rk (r1: $r1)" &&
+		within_pct "$rk" $((r1 * k)) 12 || return 1
+	done
+}
+
+# The best of three runs: one run can meet a burst of other load.
+test_expect_success 'cpu mode: each Ractor gets its share of the work (1:2:3:4)' '
+	for run in 1 2 3; do
+		"$RPERF" record -q -o r.pb -- -W0 "$FIXTURES/ractors.rb" 1500000 >out &&
+		test_grep "^done" out &&
+		ractor_shares r.pb && exit 0
+	done
+	exit 1
+'
+
+test_expect_success 'Ractors are labelled with their number and name; the main one is not' '
+	"$RPERF" report --stdio r.pb >r.txt &&
+	sed -n "/^Labels:/,/^\$/p" r.txt >labels &&
+	cat labels &&
+	test_grep "^  ractor  +[2-5] " labels &&
+	test_grep "ractor_name +r[1-4] " labels &&
+	test_grep "^ +r1 +[0-9]" labels &&
+	test_grep "^ +\(unset\) " labels &&
+	"$RPERF" report --tagfocus thread_name=plain --format folded r.pb >plain &&
+	test_grep "Object#work" plain &&
+	test_grep ! ractor= plain
+'
+
+test_expect_success 'cpu mode: the program total is the process CPU time (Ractors with threads)' '
+	"$RPERF" stat -m cpu --json -- -W0 "$FIXTURES/ractors.rb" 2500000 2 >out 2>stat.json &&
+	test_grep "^done" out &&
+	cat stat.json &&
+	cpu=$(awk -v u="$(stat_fig stat.json user_ms)" -v s="$(stat_fig stat.json sys_ms)" "BEGIN { printf \"%.0f\", (u + s) * 1e6 }") &&
+	billed=$(awk -v a="$(stat_fig stat.json cpu_execution_ms)" -v b="$(stat_fig stat.json gc_marking_ms)" \
+	    -v c="$(stat_fig stat.json gc_sweeping_ms)" "BEGIN { printf \"%.0f\", (a + b + c) * 1e6 }") &&
+	unbilled=$(awk -v u="$(stat_fig stat.json unbilled_cpu_ms)" "BEGIN { printf \"%.0f\", u * 1e6 }") &&
+	echo "process $cpu billed $billed unbilled $unbilled" &&
+	within_pct "$billed" "$cpu" 5 &&
+	test "$unbilled" -lt $((cpu / 50))
+'
+
+test_expect_success 'wall mode: every Ractor is sampled, with its lock waits' '
+	"$RPERF" record -q -m wall -o w.pb -- -W0 "$FIXTURES/ractors.rb" 500000 2 >out &&
+	test_grep "^done" out &&
+	for k in 1 2 3 4; do
+		n=$(label_ns w.pb ractor_name=r$k) &&
+		echo "r$k: $n" &&
+		num_ge "$n" 1000000 || exit 1
+	done
+'
+
+test_expect_success 'allocation samples come from the main Ractor only, and the run survives' '
+	"$RPERF" record -q --alloc -o a.pb -- -W0 "$FIXTURES/ractors.rb" 300000 2 >out &&
+	test_grep "^done" out &&
+	"$RPERF" report --sample-index alloc_objects --tagfocus ractor_name=r2 --format folded a.pb >r2 &&
+	test_line_count 0 r2 &&
+	"$RPERF" report --sample-index alloc_objects --format folded a.pb >all &&
+	test -s all
+'
+
+test_expect_success 'M:N threads: the total is the process CPU time, not a multiple of it' '
+	RUBY_MN_THREADS=1 "$RPERF" stat -m cpu --json "$FIXTURES/mn_threads.rb" 300 20000 >out 2>stat.json &&
+	test_grep "^done" out &&
+	cpu=$(awk -v u="$(stat_fig stat.json user_ms)" -v s="$(stat_fig stat.json sys_ms)" "BEGIN { printf \"%.0f\", (u + s) * 1e6 }") &&
+	billed=$(awk -v a="$(stat_fig stat.json cpu_execution_ms)" -v b="$(stat_fig stat.json gc_marking_ms)" \
+	    -v c="$(stat_fig stat.json gc_sweeping_ms)" "BEGIN { printf \"%.0f\", (a + b + c) * 1e6 }") &&
+	echo "process $cpu billed $billed" &&
+	within_pct "$billed" "$cpu" 8
+'
+
+test_expect_success 'M:N threads: every thread is seen, in cpu and wall mode' '
+	RUBY_MN_THREADS=1 "$RPERF" record -q -o m.pb "$FIXTURES/mn_threads.rb" 300 20000 >out &&
+	test_grep "^done" out &&
+	"$RPERF" report --stdio --top 1000 m.pb >m.txt &&
+	threads=$(sed -n "/^Threads:/,/^\$/p" m.txt | grep -c "^ *[0-9]") &&
+	echo "threads with samples: $threads" &&
+	num_ge "$threads" 250 &&
+	RUBY_MN_THREADS=1 "$RPERF" record -q -m wall -o mw.txt "$FIXTURES/mn_threads.rb" 300 20000 >out &&
+	test_grep "^done" out &&
+	test_grep "^Total: " mw.txt
+'
+
+test_expect_success 'Ractors, threads, fibers and GC together: no crash in any mode' '
+	for m in "" "-m wall" "--alloc" "-m wall --timeline" "--signal=false"; do
+		"$RPERF" record $m -q -o s.pb -- -W0 "$FIXTURES/ractors_stress.rb" 2 >out 2>err ||
+		{ echo "mode [$m] failed:"; tail -20 err; exit 1; }
+		test_grep "^done" out || exit 1
+	done
+'
+
+test_done
