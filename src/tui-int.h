@@ -10,6 +10,7 @@
 #ifndef RPERF_TUI_INT_H
 #define RPERF_TUI_INT_H
 
+#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,8 @@ struct tui_outline {
 	uint8_t *open;		/* per node: its children are shown */
 	uint32_t *rows;		/* the nodes shown, in order */
 	size_t nrows, cap;
+	uint8_t *hit;		/* per tree name: the search matches it */
+	unsigned hit_gen;	/* the tui_match.gen HIT was made for */
 };
 
 /* A row of a list view: a function, a thread, a label, a source line. */
@@ -60,6 +63,17 @@ struct tui_view {
 };
 
 #define TUI_MAX_VIEWS 32
+
+/* The compiled search: a plain word or an extended regex (see
+ * tui-search.c). */
+struct tui_match {
+	int active;		/* a pattern is compiled */
+	int plain;		/* no metacharacter: strstr(), no regex */
+	int icase;		/* no upper-case letter in it: ignore case */
+	regex_t re;		/* when not PLAIN */
+	char text[128];
+	unsigned gen;		/* counts the patterns compiled */
+};
 
 /* A filter added by a key: what report_filter_add() takes. */
 struct tui_rule {
@@ -94,7 +108,11 @@ struct tui {
 	struct tui_view views[TUI_MAX_VIEWS];
 	int nviews;		/* views[nviews - 1] is on screen */
 	char msg[256];		/* a message for the status line */
+	char note[160];		/* beside the position until the next key:
+				 * the search wrapped, found nothing */
 	char search[128];	/* what / looks for */
+	char search_err[160];	/* why SEARCH does not compile, or "" */
+	struct tui_match match;	/* SEARCH compiled */
 	int searching;		/* the / prompt is open */
 	int utf8;		/* the locale's charset is UTF-8 */
 };
@@ -127,11 +145,8 @@ size_t tui_view_rows(const struct tui_view *v);
 /* Open or close the outline node at row ROW (OPEN: 1 open, 0 close, -1
  * toggle); the rows shown are recomputed. */
 void tui_outline_set(struct tui_outline *o, size_t row, int open);
-/* The row of the first node after row FROM (wrapping; FROM itself last)
- * whose name contains NEEDLE, opening its ancestors; -1 when none. */
-long tui_outline_find(struct tui_outline *o, size_t from, const char *needle);
-/* The same over a list view's rows. */
-long tui_items_find(const struct tui_view *v, size_t from, const char *needle);
+/* The rows shown of O, after a node opened or closed. */
+void tui_outline_rows(struct tui_outline *o);
 
 /* The function name of V's selected row (NULL when none), with the
  * filter kinds that f and i use for it: a VM state pseudo-frame is a
@@ -155,6 +170,32 @@ struct report_tree *tui_build_tree(struct tui *t);
 /* V's outline: the call tree (SUBJECT NULL) or SUBJECT's callers. */
 int tui_fill_outline(struct tui *t, struct tui_view *v, const char *subject,
     char *err, size_t errlen);
+
+/* --- tui-search.c --- */
+
+/* Compile PATTERN into M (smart case); 0, or -1 with a message and M
+ * inactive. */
+int tui_match_set(struct tui_match *m, const char *pattern, char *err,
+    size_t errlen);
+void tui_match_release(struct tui_match *m);
+/* Whether S matches M (never when M is inactive). */
+int tui_match_test(const struct tui_match *m, const char *s);
+/* The row of the first node after row FROM in direction DIR (1 down, -1
+ * up; FROM itself first when SAME, else last) whose name matches M,
+ * opening its ancestors; -1 when none.  *WRAPPED says whether it was
+ * found past the end of the tree (or its start, going up). */
+long tui_outline_find(struct tui_outline *o, size_t from,
+    const struct tui_match *m, int dir, int same, int *wrapped);
+/* The same over a list view's rows. */
+long tui_items_find(const struct tui_view *v, size_t from,
+    const struct tui_match *m, int dir, int same, int *wrapped);
+/* Select the match of T's search from row FROM on (see tui_outline_find);
+ * a note says when it wrapped or found nothing. */
+void tui_search(struct tui *t, size_t from, int dir, int same);
+/* n (DIR 1) and N (-1). */
+void tui_search_again(struct tui *t, int dir);
+/* A key typed at the / prompt; START is the row the search began on. */
+void tui_search_key(struct tui *t, int ch, size_t start);
 
 /* --- tui-source.c --- */
 

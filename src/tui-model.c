@@ -49,6 +49,7 @@ tui_model_release(struct tui *t)
 	free(t->canon);
 	free(t->off);
 	free(t->uses);
+	tui_match_release(&t->match);
 }
 
 int
@@ -368,19 +369,6 @@ tui_fill_labels(struct tui *t, struct tui_view *v)
 		    tui_cmp_label);
 }
 
-long
-tui_items_find(const struct tui_view *v, size_t from, const char *needle)
-{
-	size_t i, k;
-
-	for (k = 1; k <= v->nitems; k++) {
-		i = (from + k) % v->nitems;
-		if (strcasestr(v->items[i].name, needle) != NULL)
-			return (long)i;
-	}
-	return -1;
-}
-
 void
 tui_view_release(struct tui_view *v)
 {
@@ -395,6 +383,7 @@ tui_view_release(struct tui_view *v)
 		report_tree_free(v->o.t);
 	free(v->o.open);
 	free(v->o.rows);
+	free(v->o.hit);
 	free(v->title);
 	free(v->subject);
 	memset(v, 0, sizeof *v);

@@ -137,7 +137,7 @@ tui_build_tree(struct tui *t)
 }
 
 /* The nodes of O shown: the open nodes' children, depth first. */
-static void
+void
 tui_outline_rows(struct tui_outline *o)
 {
 	const struct report_node *n = o->t->nodes;
@@ -171,53 +171,6 @@ tui_outline_set(struct tui_outline *o, size_t row, int open)
 	node = o->rows[row];
 	o->open[node] = open < 0 ? !o->open[node] : (uint8_t)open;
 	tui_outline_rows(o);
-}
-
-long
-tui_outline_find(struct tui_outline *o, size_t from, const char *needle)
-{
-	const struct report_tree *t = o->t;
-	const struct report_node *n = t->nodes;
-	uint8_t *hit = xcalloc(t->names->nstrings, 1);
-	uint32_t c, start, a;
-	size_t i, steps;
-	long row = -1;
-	int found = 0;
-
-	/* One comparison per name, not per node. */
-	for (i = 0; i < t->names->nstrings; i++)
-		hit[i] = strcasestr(t->names->strings[i], needle) != NULL;
-	start = from < o->nrows ? o->rows[from] : n[0].child;
-	c = start;
-	for (steps = 0; steps < t->nnodes && c != 0; steps++) {
-		/* The next node in preorder, whether shown or not. */
-		if (n[c].child != 0)
-			c = n[c].child;
-		else {
-			while (c != 0 && n[c].next == 0)
-				c = n[c].parent;
-			c = c != 0 ? n[c].next : n[0].child;
-		}
-		if (hit[n[c].name]) {
-			found = 1;
-			break;
-		}
-		if (c == start)
-			break;
-	}
-	free(hit);
-	if (!found)
-		return -1;
-	for (a = n[c].parent; a != 0; a = n[a].parent)
-		o->open[a] = 1;
-	tui_outline_rows(o);
-	for (i = 0; i < o->nrows; i++) {
-		if (o->rows[i] == c) {
-			row = (long)i;
-			break;
-		}
-	}
-	return row;
 }
 
 /* The call tree (SUBJECT NULL) or the callers of SUBJECT into V. */

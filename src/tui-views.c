@@ -232,7 +232,8 @@ static const char *const tui_keys[] = {
 	"a                annotated source lines of the function (needs --lines)",
 	"t or 3           threads: Enter keeps the one selected (as --thread)",
 	"l or 4           VM states and labels: Enter keeps one (as --tagfocus)",
-	"/                search names (as you type; Enter keeps it); n the next",
+	"/                search names as you type (a regex; case ignored unless",
+	"                 it has a capital); Enter keeps it; n N the next, previous",
 	"f                focus: keep samples with the function (as --focus)",
 	"i                ignore: drop samples with the function (as --ignore)",
 	"u                undo the last filter",
@@ -337,7 +338,8 @@ tui_draw(struct tui *t)
 
 	move(LINES - 1, 0);
 	if (t->searching)
-		snprintf(line, sizeof line, "/%s", t->search);
+		snprintf(line, sizeof line, "/%s%s%s", t->search,
+		    *t->search_err ? "    " : "", t->search_err);
 	else if (*t->msg != '\0')
 		snprintf(line, sizeof line, "%s", t->msg);
 	else {
@@ -349,8 +351,9 @@ tui_draw(struct tui *t)
 			where = profile_str(t->p, t->p->functions[fn - 1].filename);
 		}
 		snprintf(line, sizeof line, v->kind == TUI_HELP ?
-		    "Esc back  q quit" : "%zu/%zu%s%s  ? keys  q quit",
-		    rows ? v->sel + 1 : 0, rows, *where ? "  " : "", where);
+		    "Esc back  q quit" : "%zu/%zu%s%s%s%s  ? keys  q quit",
+		    rows ? v->sel + 1 : 0, rows, *t->note ? "  " : "", t->note,
+		    *where ? "  " : "", where);
 	}
 	attron(A_REVERSE);
 	tui_put(t, line, COLS, 0);

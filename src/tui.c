@@ -139,64 +139,6 @@ tui_filter_selected(struct tui *t, enum report_rule_kind kind)
 	free(arg);
 }
 
-/* Move the selection to the next row matching the search, from FROM
- * (itself too when SAME). */
-static int
-tui_search(struct tui *t, size_t from, int same)
-{
-	struct tui_view *v = tui_top(t);
-	size_t rows = tui_view_rows(v);
-	long r;
-
-	if (*t->search == '\0' || rows == 0)
-		return 0;
-	if (v->kind == TUI_TREE || v->kind == TUI_CALLERS) {
-		const struct report_node *n = &v->o.t->nodes[v->o.rows[from]];
-
-		if (same && strcasestr(report_tree_name(v->o.t, n), t->search))
-			r = (long)from;
-		else
-			r = tui_outline_find(&v->o, from, t->search);
-	} else if (v->kind == TUI_HELP)
-		return 0;
-	else
-		r = tui_items_find(v, same ? from + rows - 1 : from, t->search);
-	if (r < 0)
-		return -1;
-	v->sel = (size_t)r;
-	return 0;
-}
-
-/* A key while the / prompt is open; START is where the search began. */
-static void
-tui_search_key(struct tui *t, int ch, size_t start)
-{
-	size_t len = strlen(t->search);
-
-	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
-		t->searching = 0;
-		return;
-	}
-	if (ch == 27) {
-		t->searching = 0;
-		*t->search = '\0';
-		tui_top(t)->sel = start;
-		return;
-	}
-	if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
-		if (len > 0)
-			t->search[len - 1] = '\0';
-	} else if (ch >= 0x20 && ch < 0x100 && ch != 0x7f &&
-	    len + 1 < sizeof t->search) {
-		t->search[len] = (char)ch;
-		t->search[len + 1] = '\0';
-	} else
-		return;
-	tui_top(t)->sel = start;
-	if (tui_search(t, start, 1) != 0)
-		tui_say(t, "not found: %s", t->search);
-}
-
 /* Move the selection by DELTA rows, clamped. */
 static void
 tui_move(struct tui *t, long delta)
@@ -316,13 +258,11 @@ tui_key(struct tui *t, int ch)
 	case '/':
 		t->searching = 1;
 		*t->search = '\0';
+		*t->search_err = '\0';
+		tui_match_release(&t->match);
 		break;
-	case 'n':
-		if (*t->search == '\0')
-			tui_say(t, "nothing to search for: / first");
-		else if (tui_search(t, v->sel, 0) != 0)
-			tui_say(t, "not found: %s", t->search);
-		break;
+	case 'n': tui_search_again(t, 1); break;
+	case 'N': tui_search_again(t, -1); break;
 	case KEY_RESIZE:
 		break;
 	default:
@@ -403,6 +343,7 @@ tui_run(struct profile *p, const struct tui_opts *o)
 			break;	/* the end of input */
 		}
 		*t.msg = '\0';
+		*t.note = '\0';
 		if (t.searching)
 			tui_search_key(&t, ch, start);
 		else {

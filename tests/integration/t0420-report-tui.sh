@@ -166,6 +166,38 @@ test_expect_success 'search finds a closed node and moves there; n the next' '
 	keys n && see "^6/7 "
 '
 
+test_expect_success 'n and N go round the matches and say when they wrap' '
+	browse k.folded &&
+	keys / o && keys Enter && see "^2/7 " &&
+	keys n && see "^5/7 " && keys n && see "^7/7 " &&
+	keys n && see "^2/7  search wrapped to the top " &&
+	keys N && see "^7/7  search wrapped to the bottom " &&
+	keys N && see "^5/7  \? keys" &&
+	keys 2 && see "^ +89.00 +89.0% +0.00    \+ work$" &&
+	keys / f i b && keys Enter && see "^3/7 " &&
+	keys N && see "^4/8  search wrapped to the bottom " &&
+	test_grep "^ +60.00 +60.0% +60.00          fib$" screen.txt
+'
+
+test_expect_success 'the search is a regex, case ignored unless it has a capital' '
+	browse k.folded &&
+	keys / && keys -l "^(gc|idle)\$" && keys Enter && see "^3/7 " &&
+	keys n && see "^4/7 " &&
+	keys / M O D U L E && keys Enter && see "^4/7  not found: MODULE " &&
+	keys / m o d u l e && keys Enter && see "^5/7 " &&
+	keys g / && keys -l "i.l" && keys Enter && see "^3/7 "
+'
+
+test_expect_success 'a bad regex is a message on the status line, not a crash' '
+	browse k.folded &&
+	keys / && keys -l "(fib" &&
+	see "^/\(fib +bad regex .\(fib.: " &&
+	keys Enter && see "^bad regex .\(fib.: " &&
+	keys j && see "^2/7 " &&
+	keys n && see "^bad regex .\(fib.: " &&
+	quit_ok
+'
+
 test_expect_success 'f keeps the samples with the function, i drops them, u undoes' '
 	browse k.folded && keys f &&
 	see "^Filters: --focus .\^fib\\$. \(kept 60.00 of 100.00 ms, 60.0%\)" &&
