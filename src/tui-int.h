@@ -98,12 +98,28 @@ struct tui {
 	struct report_tree *whole;	/* the tree without the keys' filters,
 					 * kept: u back to it costs nothing */
 	/* Functions by name: BYNAME lists the ids in name order, CANON[id]
-	 * is the first id of the same name.  USES[OFF[c]..OFF[c+1]) are the
-	 * samples with a function of canonical id C, so a function's callers
-	 * read only its own samples. */
+	 * is the first id of the same name. */
 	uint32_t *byname, *canon;
-	size_t *off;
-	uint32_t *uses;
+	/* Per sample of ALL, once: its distinct functions FNS[FOFF[i]..
+	 * FOFF[i+1]), the function of its leaf (LEAF_FN, 0 for none), and
+	 * its last node in WHOLE (LEAF, 0 when it has none or is left out;
+	 * SELFISH: that node gets its self value).  A filter then costs a
+	 * pass over these, not over the stacks, and the tree of the samples
+	 * kept is WHOLE's values added up again, not a tree built anew. */
+	uint32_t *fns, *leaf_fn, *leaf;
+	size_t *foff;
+	uint8_t *selfish;
+	size_t *kept;		/* the samples kept: their index in ALL */
+	/* Kept between filters so that a filter reuses memory the kernel
+	 * has already handed over (1.8M nodes on the bench fixture: fresh
+	 * pages cost more than the work): per WHOLE node a value, a self
+	 * value and a new id, and the nodes of the last tree dropped. */
+	int64_t *kvalue, *kself;
+	uint32_t *kmap, *ktail;
+	uint8_t *kunsorted;
+	struct report_node *spare;
+	size_t spare_cap;
+	struct profile *spare_names;	/* WHOLE's names, interned again */
 	int sort_cum;
 	struct tui_view views[TUI_MAX_VIEWS];
 	int nviews;		/* views[nviews - 1] is on screen */
@@ -160,13 +176,16 @@ char *tui_rule_arg(const char *name, enum report_rule_kind *kind);
 
 /* --- tui-tree.c --- */
 
-/* Functions by name, once (BYNAME, CANON); the samples each is on, after
- * each filter change (OFF, USES). */
+/* Functions by name (BYNAME, CANON) and each sample's functions (FNS,
+ * FOFF, LEAF_FN), once. */
 void tui_index_names(struct tui *t);
-void tui_index_uses(struct tui *t);
-/* The call tree of the samples kept, sorted by value; NULL when it is
- * too large. */
+void tui_index_frames(struct tui *t);
+/* The call tree of all the samples (WHOLE, with LEAF and SELFISH), sorted
+ * by value; NULL when it is too large. */
 struct report_tree *tui_build_tree(struct tui *t);
+/* The call tree of the samples kept, from WHOLE; NULL when there is no
+ * WHOLE. */
+struct report_tree *tui_kept_tree(struct tui *t);
 /* V's outline: the call tree (SUBJECT NULL) or SUBJECT's callers. */
 int tui_fill_outline(struct tui *t, struct tui_view *v, const char *subject,
     char *err, size_t errlen);

@@ -29,7 +29,9 @@ tui_model_init(struct tui *t, struct profile *p, const struct tui_opts *o)
 	t->desc = xstrdup(o->filters);
 	t->total = profile_total(p, t->vi);
 	t->sort_cum = o->sort_cum;
+	t->kept = xcalloc(t->nall + 1, sizeof *t->kept);
 	tui_index_names(t);
+	tui_index_frames(t);
 }
 
 void
@@ -47,8 +49,19 @@ tui_model_release(struct tui *t)
 	report_tree_free(t->whole);
 	free(t->byname);
 	free(t->canon);
-	free(t->off);
-	free(t->uses);
+	free(t->fns);
+	free(t->foff);
+	free(t->leaf_fn);
+	free(t->leaf);
+	free(t->selfish);
+	free(t->kept);
+	free(t->kvalue);
+	free(t->kself);
+	free(t->kmap);
+	free(t->ktail);
+	free(t->kunsorted);
+	free(t->spare);
+	profile_free(t->spare_names);
 	tui_match_release(&t->match);
 }
 
@@ -57,7 +70,7 @@ tui_refilter(struct tui *t, char *err, size_t errlen)
 {
 	struct report_filter f;
 	const char *mine;
-	size_t i;
+	size_t i, k;
 
 	report_filter_init(&f);
 	for (i = 0; i < t->nrules; i++) {
@@ -70,14 +83,29 @@ tui_refilter(struct tui *t, char *err, size_t errlen)
 	memcpy(t->p->samples, t->all, t->nall * sizeof *t->all);
 	t->p->nsamples = t->nall;
 	report_filter_apply(t->p, &f);
+	/* Which samples of ALL were kept: the filter keeps them in order. */
+	for (i = 0, k = 0; i < t->nall && k < t->p->nsamples; i++) {
+		if (t->all[i].loc_off == t->p->samples[k].loc_off &&
+		    t->all[i].value_off == t->p->samples[k].value_off)
+			t->kept[k++] = i;
+	}
 	t->total = profile_total(t->p, t->vi);
-	/* Built here, once a filter, so that showing it costs nothing. */
-	if (t->tree != t->whole)
+	/* Built here, once a filter, so that showing it costs nothing:
+	 * the whole tree once, the others from its nodes. */
+	if (t->tree != t->whole && t->tree != NULL) {
+		/* Its nodes and names are the next tree's. */
+		free(t->spare);
+		t->spare = t->tree->nodes;
+		t->spare_cap = t->tree->cap;
+		t->tree->nodes = NULL;
+		profile_free(t->spare_names);
+		t->spare_names = t->tree->names;
+		t->tree->names = NULL;
 		report_tree_free(t->tree);
-	if (t->nrules == 0 && t->whole == NULL)
+	}
+	if (t->whole == NULL && t->nrules == 0)
 		t->whole = tui_build_tree(t);
-	t->tree = t->nrules == 0 ? t->whole : tui_build_tree(t);
-	tui_index_uses(t);
+	t->tree = t->nrules == 0 ? t->whole : tui_kept_tree(t);
 	mine = report_filter_describe(&f);
 	free(t->desc);
 	t->desc = xasprintf("%s%s%s", t->o->filters,
@@ -176,27 +204,19 @@ tui_fill_flat(struct tui *t, struct tui_view *v)
 	const struct profile *p = t->p;
 	int64_t *self = xcalloc(p->nfunctions + 1, sizeof *self);
 	int64_t *cum = xcalloc(p->nfunctions + 1, sizeof *cum);
-	size_t *stamp = xcalloc(p->nfunctions + 1, sizeof *stamp), i, cap = 0;
-	uint32_t j;
+	size_t i, k, f, cap = 0;
 
-	for (i = 0; i < p->nsamples; i++) {
-		const struct profile_sample *s = &p->samples[i];
-		const uint64_t *locs = profile_sample_locs(p, s);
-		int64_t w = profile_sample_values(p, s)[t->vi];
+	/* Each sample's functions were listed once, recursion counted
+	 * once (tui_index_frames()). */
+	for (k = 0; k < p->nsamples; k++) {
+		int64_t w = profile_sample_values(p, &p->samples[k])[t->vi];
+		uint32_t lf;
 
-		for (j = 0; j < s->nloc; j++) {
-			uint64_t fn = profile_location_function_id(p, locs[j]);
-
-			if (fn == 0)
-				continue;
-			if (j == 0)
-				self[fn] = profile_add_sat(self[fn], w);
-			/* Recursion counts once in the cumulative value. */
-			if (stamp[fn] != i + 1) {
-				stamp[fn] = i + 1;
-				cum[fn] = profile_add_sat(cum[fn], w);
-			}
-		}
+		i = t->kept[k];
+		if ((lf = t->leaf_fn[i]) != 0)
+			self[lf] = profile_add_sat(self[lf], w);
+		for (f = t->foff[i]; f < t->foff[i + 1]; f++)
+			cum[t->fns[f]] = profile_add_sat(cum[t->fns[f]], w);
 	}
 	for (i = 1; i <= p->nfunctions; i++) {
 		const char *name = profile_str(p, p->functions[i - 1].name);
@@ -211,7 +231,6 @@ tui_fill_flat(struct tui *t, struct tui_view *v)
 	}
 	free(self);
 	free(cum);
-	free(stamp);
 	tui_flat_sort(t, v);
 }
 
