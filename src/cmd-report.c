@@ -319,7 +319,9 @@ cmd_report_exec(int argc, char **argv)
 {
 	struct cmd_report r;
 	struct format_opts fo;
+	int64_t *totals = NULL;	/* per sample type, before the filters */
 	char err[512];
+	size_t i;
 	int rc;
 
 	memset(&r, 0, sizeof r);
@@ -373,14 +375,21 @@ cmd_report_exec(int argc, char **argv)
 	}
 	r.total_read = profile_total(r.p, profile_value_index(r.p,
 	    r.topts.value_index));
+	if (r.browse) {
+		/* The browser's v shows the other sample types. */
+		totals = xcalloc(r.p->nvalue_types + 1, sizeof *totals);
+		for (i = 0; i < r.p->nvalue_types; i++)
+			totals[i] = profile_total(r.p, i);
+	}
 	report_filter_apply(r.p, &r.filter);
 
 	if (r.browse) {
 		struct tui_opts to = { r.input, r.topts.value_index,
 		    report_filter_describe(&r.filter), r.total_read,
-		    r.topts.sort_cum };
+		    totals, r.topts.sort_cum };
 
 		rc = tui_run(r.p, &to);
+		free(totals);
 		if (rc >= 0 || r.tui) {
 			if (rc < 0)
 				error_print("cannot draw on this terminal (TERM=%s); "

@@ -26,6 +26,8 @@ enum tui_kind {
 	TUI_THREADS,		/* the threads; Enter keeps one */
 	TUI_LABELS,		/* VM states and labels; Enter keeps one */
 	TUI_SOURCE,		/* a function's lines with their values */
+	TUI_TIMELINE,		/* the per-thread summary of a timeline */
+	TUI_ALLOCS,		/* a memory profile's allocation sites */
 	TUI_HELP,		/* the keys */
 };
 
@@ -94,6 +96,7 @@ struct tui {
 	size_t nrules, rcap;
 	char *desc;		/* every filter in force, "" for none */
 	int64_t total;		/* after every filter */
+	int64_t total_read;	/* before them, of the sample type shown */
 	struct report_tree *tree;	/* the call tree, sorted by value */
 	struct report_tree *whole;	/* the tree without the keys' filters,
 					 * kept: u back to it costs nothing */
@@ -180,6 +183,9 @@ char *tui_rule_arg(const char *name, enum report_rule_kind *kind);
  * FOFF, LEAF_FN), once. */
 void tui_index_names(struct tui *t);
 void tui_index_frames(struct tui *t);
+/* Show sample type VI: the trees and tables computed again for it (as
+ * tui_refilter()). */
+int tui_set_value(struct tui *t, size_t vi, char *err, size_t errlen);
 /* The call tree of all the samples (WHOLE, with LEAF and SELFISH), sorted
  * by value; NULL when it is too large. */
 struct report_tree *tui_build_tree(struct tui *t);
@@ -215,6 +221,13 @@ void tui_search(struct tui *t, size_t from, int dir, int same);
 void tui_search_again(struct tui *t, int dir);
 /* A key typed at the / prompt; START is the row the search began on. */
 void tui_search_key(struct tui *t, int ch, size_t start);
+
+/* --- tui-panels.c --- */
+
+/* V's rows (TUI_TIMELINE, TUI_ALLOCS): the lines of the text report's
+ * table; 0, or -1 with a message when the profile has none. */
+int tui_fill_panel(struct tui *t, struct tui_view *v, char *err,
+    size_t errlen);
 
 /* --- tui-source.c --- */
 

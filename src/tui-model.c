@@ -28,6 +28,7 @@ tui_model_init(struct tui *t, struct profile *p, const struct tui_opts *o)
 	memcpy(t->all, p->samples, t->nall * sizeof *t->all);
 	t->desc = xstrdup(o->filters);
 	t->total = profile_total(p, t->vi);
+	t->total_read = o->totals_read ? o->totals_read[t->vi] : o->total_read;
 	t->sort_cum = o->sort_cum;
 	t->kept = xcalloc(t->nall + 1, sizeof *t->kept);
 	tui_index_names(t);
@@ -82,6 +83,9 @@ tui_refilter(struct tui *t, char *err, size_t errlen)
 	}
 	memcpy(t->p->samples, t->all, t->nall * sizeof *t->all);
 	t->p->nsamples = t->nall;
+	/* The whole tree, of every sample, once (again after v). */
+	if (t->whole == NULL)
+		t->whole = tui_build_tree(t);
 	report_filter_apply(t->p, &f);
 	/* Which samples of ALL were kept: the filter keeps them in order. */
 	for (i = 0, k = 0; i < t->nall && k < t->p->nsamples; i++) {
@@ -103,8 +107,6 @@ tui_refilter(struct tui *t, char *err, size_t errlen)
 		t->tree->names = NULL;
 		report_tree_free(t->tree);
 	}
-	if (t->whole == NULL && t->nrules == 0)
-		t->whole = tui_build_tree(t);
 	t->tree = t->nrules == 0 ? t->whole : tui_kept_tree(t);
 	mine = report_filter_describe(&f);
 	free(t->desc);
@@ -457,6 +459,9 @@ tui_view_fill(struct tui *t, struct tui_view *v, const char *subject,
 		return 0;
 	case TUI_SOURCE:
 		return tui_fill_source(t, v, subject, fn, err, errlen);
+	case TUI_TIMELINE:
+	case TUI_ALLOCS:
+		return tui_fill_panel(t, v, err, errlen);
 	case TUI_HELP:
 		v->title = xstrdup("Keys");
 		return 0;

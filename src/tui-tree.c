@@ -153,6 +153,35 @@ tui_preorder(struct report_tree *t, uint32_t *leaf, size_t n)
 	free(id);
 }
 
+int
+tui_set_value(struct tui *t, size_t vi, char *err, size_t errlen)
+{
+	/* Everything made for the last sample type goes. */
+	if (t->tree != t->whole)
+		report_tree_free(t->tree);
+	report_tree_free(t->whole);
+	t->tree = t->whole = NULL;
+	free(t->leaf);
+	free(t->kvalue);
+	free(t->kself);
+	free(t->kmap);
+	free(t->ktail);
+	free(t->kunsorted);
+	free(t->spare);
+	profile_free(t->spare_names);
+	t->leaf = t->kmap = t->ktail = NULL;
+	t->kvalue = t->kself = NULL;
+	t->kunsorted = NULL;
+	t->spare = NULL;
+	t->spare_cap = 0;
+	t->spare_names = NULL;
+	t->vi = vi;
+	numfmt_unit_init(&t->u, t->p, vi);
+	t->total_read = t->o->totals_read ? t->o->totals_read[vi] :
+	    t->o->total_read;
+	return tui_refilter(t, err, errlen);
+}
+
 struct report_tree *
 tui_build_tree(struct tui *t)
 {

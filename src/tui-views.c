@@ -149,9 +149,13 @@ static int
 tui_value_width(const struct tui *t)
 {
 	char num[48];
-	int64_t most = t->o->total_read > t->total ? t->o->total_read : t->total;
+	int64_t most = t->total_read > t->total ? t->total_read : t->total;
 	int w = (int)strlen(numfmt_value(num, sizeof num, &t->u, most));
+	/* and the widest head, "*Self bytes" */
+	int head = 6 + (int)strlen(t->u.suffix);
 
+	if (w < head)
+		w = head;
 	return w < 8 ? 8 : w;
 }
 
@@ -204,6 +208,8 @@ tui_draw_row(struct tui *t, struct tui_view *v, size_t row, int y, int vw)
 		tui_print("%*s %*s %6" PRId64 "  ", vw, it->self ? a : "",
 		    vw, it->cum ? b : "", it->line);
 		tui_put(t, it->name, COLS - 2 * vw - 10, 0);
+	} else if (v->kind == TUI_TIMELINE || v->kind == TUI_ALLOCS) {
+		tui_put(t, v->items[row].name, COLS, 0);
 	} else if (v->kind == TUI_FLAT) {
 		const struct tui_item *it = &v->items[row];
 
@@ -232,12 +238,13 @@ static const char *const tui_keys[] = {
 	"a                annotated source lines of the function (needs --lines)",
 	"t or 3           threads: Enter keeps the one selected (as --thread)",
 	"l or 4           VM states and labels: Enter keeps one (as --tagfocus)",
+	"w or 5           threads over time: busy, GVL wait, blocked, GC (--timeline)",
+	"m or 6           allocation sites (-m alloc);  v: the next sample type",
 	"/                search names as you type (a regex; case ignored unless",
 	"                 it has a capital); Enter keeps it; n N the next, previous",
 	"f                focus: keep samples with the function (as --focus)",
 	"i                ignore: drop samples with the function (as --ignore)",
-	"u                undo the last filter",
-	"?                these keys",
+	"u                undo the last filter;  ? these keys",
 	"Esc Backspace    back to the previous view",
 	"q                quit",
 };
@@ -286,11 +293,11 @@ tui_draw(struct tui *t)
 		tui_put(t, "Filters: none", COLS, 0);
 	else {
 		numfmt_value(a, sizeof a, &t->u, t->total);
-		numfmt_value(b, sizeof b, &t->u, t->o->total_read);
+		numfmt_value(b, sizeof b, &t->u, t->total_read);
 		char pct[32];
 
 		numfmt_pct(pct, sizeof pct, (double)t->total,
-		    (double)t->o->total_read);
+		    (double)t->total_read);
 		snprintf(line, sizeof line, "Filters: %s (kept %s of %s%s%s, %s)",
 		    t->desc, a, b, *t->u.suffix ? " " : "", t->u.suffix, pct);
 		tui_put(t, line, COLS, 0);
@@ -320,6 +327,12 @@ tui_draw(struct tui *t)
 		break;
 	case TUI_HELP:
 		tui_print("Keys");
+		break;
+	case TUI_TIMELINE:
+	case TUI_ALLOCS:
+		tui_print("%s", v->kind == TUI_TIMELINE ? "Per thread, then "
+		    "the longest waits for the GVL" : "The leaf functions that "
+		    "allocated, by bytes, in every memory sample type");
 		break;
 	default:
 		tui_head(t, a, sizeof a, "Total", vw);

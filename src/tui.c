@@ -139,6 +139,31 @@ tui_filter_selected(struct tui *t, enum report_rule_kind kind)
 	free(arg);
 }
 
+/* v: the next of the profile's sample types, every view computed again
+ * for it. */
+static void
+tui_next_value(struct tui *t)
+{
+	const struct profile *p = t->p;
+	char err[256];
+
+	if (p->nvalue_types < 2) {
+		tui_say(t, "the profile has one sample type: %s",
+		    p->nvalue_types ? profile_str(p, p->value_types[0].type) :
+		    "none");
+		return;
+	}
+	if (tui_set_value(t, (t->vi + 1) % p->nvalue_types, err,
+	    sizeof err) != 0) {
+		tui_say(t, "%s", err);
+		return;
+	}
+	tui_rebuild(t);
+	tui_say(t, "sample type %s (%zu of %zu; v the next)",
+	    profile_str(p, p->value_types[t->vi].type), t->vi + 1,
+	    p->nvalue_types);
+}
+
 /* Move the selection by DELTA rows, clamped. */
 static void
 tui_move(struct tui *t, long delta)
@@ -232,6 +257,9 @@ tui_key(struct tui *t, int ch)
 	case '2': case 'T': tui_open(t, TUI_TREE, NULL, 0); break;
 	case '3': case 't': tui_open(t, TUI_THREADS, NULL, 0); break;
 	case '4': case 'l': tui_open(t, TUI_LABELS, NULL, 0); break;
+	case '5': case 'w': tui_open(t, TUI_TIMELINE, NULL, 0); break;
+	case '6': case 'm': tui_open(t, TUI_ALLOCS, NULL, 0); break;
+	case 'v': tui_next_value(t); break;
 	case '?': tui_open(t, TUI_HELP, NULL, 0); break;
 	case 's': {
 		int i;

@@ -18,6 +18,7 @@ struct tui_opts {
 	size_t value_index;		/* TEXT_VALUE_DEFAULT or an index */
 	const char *filters;		/* the command line's, or "" */
 	int64_t total_read;		/* the total before those filters */
+	const int64_t *totals_read;	/* the same per sample type, or NULL */
 	int sort_cum;			/* the flat table by cumulative value */
 };
 

@@ -233,6 +233,9 @@ test_expect_success '? shows the keys; q leaves with status 0 and the screen bac
 	browse k.folded && keys "?" && see "^ q +quit" &&
 	test_grep "^ f +focus" screen.txt &&
 	test_grep "^ /" screen.txt &&
+	test_grep "n N the next, previous" screen.txt &&
+	test_grep "^ w or 5 .*(--timeline)" screen.txt &&
+	test_grep "^ m or 6 .*allocation sites.*v: the next sample type" screen.txt &&
 	keys Escape && see "^1/7 " &&
 	quit_ok
 '
@@ -310,6 +313,89 @@ test_expect_success 'a recorded profile: threads, labels, and the source lines o
 	see "Source of Object#burn \(burn.rb\)" &&
 	test_grep "^ +[0-9.]+ +[0-9.]+ +5      x \+= i$" screen.txt &&
 	test_grep "^ +1  def burn\(n\)$" screen.txt &&
+	quit_ok
+'
+
+cat >waits.rb <<'EOF2'
+def burn(n)
+  x = 0
+  i = 0
+  while i < n
+    x += i
+    i += 1
+  end
+  x
+end
+t = Thread.new do
+  Thread.current.name = "cruncher"
+  burn(3_000_000)
+end
+burn(3_000_000)
+t.join
+EOF2
+
+test_expect_success 'a timeline profile: w shows each thread as --stdio does' '
+	"$RPERF" record -q -m wall --timeline -o waits.pb.gz waits.rb &&
+	"$RPERF" report --stdio waits.pb.gz >stdio &&
+	grep "^  [0-9]* (cruncher) " stdio >row &&
+	browse waits.pb.gz && keys w &&
+	see "Threads over time" &&
+	see "^Timeline \(per thread, ms\):" &&
+	test_grep "Running +GVL wait +Blocked +GC" screen.txt &&
+	grep -F -x -f row screen.txt &&
+	test_grep "^Longest GVL waits" screen.txt &&
+	# the samples kept are the ones summed: one thread, the other gone
+	keys Escape t && see "cruncher" &&
+	keys / c r u n && keys Enter && keys Enter &&
+	see "^Filters: --thread [0-9]+ " &&
+	keys w && see "^Timeline" && test_grep "(cruncher)" screen.txt &&
+	test_grep ! "^  1 " screen.txt &&
+	quit_ok
+'
+
+test_expect_success 'w without sample times, m without allocations: a message' '
+	browse k.folded && keys w &&
+	see "no sample times: record with --timeline" &&
+	keys m && see "not a memory profile: record with -m alloc" &&
+	test_grep "Functions$" screen.txt &&
+	quit_ok
+'
+
+cat >mem.rb <<'EOF2'
+def make_strings(n)
+  a = []
+  n.times { |i| a << "s#{i}" * 3 }
+  a
+end
+def make_hashes(n)
+  n.times.map { |i| { i => i } }
+end
+keep = make_strings(50_000)
+make_hashes(30_000)
+EOF2
+
+test_expect_success 'a memory profile: v cycles the sample types, m the allocation sites' '
+	"$RPERF" record -q -m alloc -o mem.pb.gz mem.rb &&
+	for s in alloc_objects alloc_space inuse_objects inuse_space; do
+		"$RPERF" report --stdio --sample-index $s mem.pb.gz |
+		sed -n "s/^Total: *//p" | sed "s/[()]/\\\\&/g" >total.$s || return 1
+	done &&
+	browse mem.pb.gz &&
+	see "Total $(cat total.alloc_space) " &&
+	keys v && see "Total $(cat total.inuse_objects) " &&
+	see "^sample type inuse_objects \(3 of 4; v the next\)" &&
+	keys v && see "Total $(cat total.inuse_space) " &&
+	keys v && see "Total $(cat total.alloc_objects) " &&
+	keys v && see "Total $(cat total.alloc_space) " &&
+	# the table follows: the top function by bytes allocated, as --stdio
+	"$RPERF" report --stdio --sample-index alloc_space mem.pb.gz >stdio &&
+	sed -n "/^Flat profile/{n;n;p;q;}" stdio | sed "s/^.*%  //; s/  .*//" >top &&
+	grep -q . top &&
+	sed -n 4p screen.txt | sed "s/^.*%  //" >row && test_cmp top row &&
+	keys m && see "^Allocation sites \(top [0-9]+ of [0-9]+, by bytes allocated\):" &&
+	sed -n "/^Allocation sites/{n;n;p;q;}" stdio >site &&
+	grep -F -x -f site screen.txt &&
+	test_grep "Objects +Bytes +In use +In use bytes +Function" screen.txt &&
 	quit_ok
 '
 
