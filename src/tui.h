@@ -20,6 +20,7 @@ struct tui_opts {
 	int64_t total_read;		/* the total before those filters */
 	const int64_t *totals_read;	/* the same per sample type, or NULL */
 	int sort_cum;			/* the flat table by cumulative value */
+	const char *source_dir;		/* --source-dir, or NULL */
 };
 
 /*

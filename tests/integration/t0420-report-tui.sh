@@ -316,6 +316,31 @@ test_expect_success 'a recorded profile: threads, labels, and the source lines o
 	quit_ok
 '
 
+test_expect_success 'source lines: the file is looked for beside the profile and in --source-dir' '
+	mkdir -p away/prof srcs &&
+	cp burn.rb srcs/ && cp burn.pb.gz away/prof/ &&
+	fresh && run "(cd away && \"$RPERF\" report prof/burn.pb.gz)" &&
+	see "^[0-9]+/[0-9]+ .*\? keys" &&
+	keys / b u r n && keys Enter && keys a &&
+	see "Source of Object#burn \(burn.rb: not readable\)" &&
+	see "^[0-9]+/[0-9]+  burn.rb is neither here nor beside the profile: --source-dir DIR " &&
+	test_grep "^ +[0-9.]+ +[0-9.]+ +5\$" screen.txt &&
+	quit_ok &&
+	fresh && run "(cd away && \"$RPERF\" report --source-dir ../srcs prof/burn.pb.gz)" &&
+	see "^[0-9]+/[0-9]+ .*\? keys" &&
+	keys / b u r n && keys Enter && keys a &&
+	see "Source of Object#burn \(../srcs/burn.rb\)" &&
+	test_grep "^ +[0-9.]+ +[0-9.]+ +5      x \+= i$" screen.txt &&
+	quit_ok &&
+	cp burn.rb away/prof/ &&
+	fresh && run "(cd away && \"$RPERF\" report prof/burn.pb.gz)" &&
+	see "^[0-9]+/[0-9]+ .*\? keys" &&
+	keys / b u r n && keys Enter && keys a &&
+	see "Source of Object#burn \(prof/burn.rb\)" &&
+	test_grep "^ +1  def burn\(n\)$" screen.txt &&
+	quit_ok
+'
+
 cat >waits.rb <<'EOF2'
 def burn(n)
   x = 0
