@@ -66,8 +66,9 @@ tui_fill_timeline(struct tui *t, struct tui_view *v, FILE *fp, char *err,
 	}
 	if (strcmp(profile_str(p, p->value_types[t->vi].unit),
 	    "nanoseconds") != 0) {
-		error_set(err, errlen, "%s is not a time: v shows another "
-		    "sample type", profile_str(p, p->value_types[t->vi].type));
+		error_set(err, errlen, "no timeline of %s, not a time (v: the "
+		    "next sample type)", profile_str(p,
+		    p->value_types[t->vi].type));
 		return -1;
 	}
 	memset(&tl, 0, sizeof tl);

@@ -345,7 +345,10 @@ tui_draw(struct tui *t)
 		tui_draw_help(TUI_TOP_LINES);
 	for (r = v->top; r < rows && r < v->top + page; r++)
 		tui_draw_row(t, v, r, TUI_TOP_LINES + (int)(r - v->top), vw);
-	if (rows == 0 && v->kind != TUI_HELP)
+	if (rows == 0 && (v->kind == TUI_TIMELINE || v->kind == TUI_ALLOCS))
+		mvaddstr(TUI_TOP_LINES, 1, "nothing to show for this sample "
+		    "type or these filters");
+	else if (rows == 0 && v->kind != TUI_HELP)
 		mvaddstr(TUI_TOP_LINES, 1, *t->desc ? "no samples match the filters" :
 		    "profile is empty: no samples");
 

@@ -95,7 +95,11 @@ tui_rebuild(struct tui *t)
 		size_t sel = v->sel, top = v->top;
 		char *subject = v->subject ? xstrdup(v->subject) : NULL;
 
-		tui_view_fill(t, v, subject, v->fn, err, sizeof err);
+		/* A view with nothing to show now (the timeline of a sample
+		 * type that is not a time) says why on the status line. */
+		if (tui_view_fill(t, v, subject, v->fn, err, sizeof err) != 0 &&
+		    i == t->nviews - 1)
+			tui_say(t, "%s", err);
 		free(subject);
 		v->sel = sel;
 		v->top = top;
@@ -158,10 +162,15 @@ tui_next_value(struct tui *t)
 		tui_say(t, "%s", err);
 		return;
 	}
+	*t->msg = '\0';
 	tui_rebuild(t);
-	tui_say(t, "sample type %s (%zu of %zu; v the next)",
-	    profile_str(p, p->value_types[t->vi].type), t->vi + 1,
-	    p->nvalue_types);
+	snprintf(err, sizeof err, "%s", t->msg);
+	if (*err != '\0')
+		tui_say(t, "%s", err);	/* it names the type */
+	else
+		tui_say(t, "sample type %s (%zu of %zu; v the next)",
+		    profile_str(p, p->value_types[t->vi].type), t->vi + 1,
+		    p->nvalue_types);
 }
 
 /* Move the selection by DELTA rows, clamped. */
