@@ -150,6 +150,12 @@ int tui_add_rule(struct tui *t, enum report_rule_kind kind, const char *arg,
 /* Drop the last rule; 0, or -1 when there is none. */
 int tui_undo_rule(struct tui *t);
 
+/* Append a row to V (CAP its room); its NAME and ARG are taken over. */
+struct tui_item *tui_push(struct tui_view *v, size_t *cap, char *name,
+    int64_t value);
+/* Rows by value, largest first, then name (for qsort). */
+int tui_cmp_value(const void *a, const void *b);
+
 /* Fill V's rows for its kind; SUBJECT names the function of TUI_CALLERS
  * and TUI_SOURCE (FN the function id of TUI_SOURCE, or 0 to find one by
  * name).  0, or -1 with a message in ERR (and V empty). */
@@ -221,6 +227,14 @@ void tui_search(struct tui *t, size_t from, int dir, int same);
 void tui_search_again(struct tui *t, int dir);
 /* A key typed at the / prompt; START is the row the search began on. */
 void tui_search_key(struct tui *t, int ch, size_t start);
+
+/* --- tui-lists.c --- */
+
+/* The threads, by value: Enter keeps the one selected (--thread). */
+void tui_fill_threads(struct tui *t, struct tui_view *v);
+/* The VM states, then every other label KEY=VALUE, each key's values
+ * by value: Enter keeps the samples with the label (--tagfocus). */
+void tui_fill_labels(struct tui *t, struct tui_view *v);
 
 /* --- tui-panels.c --- */
 
