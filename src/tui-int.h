@@ -62,6 +62,8 @@ struct tui_view {
 	struct tui_outline o;	/* TUI_TREE, TUI_CALLERS */
 	struct tui_item *items;	/* the other views */
 	size_t nitems;
+	int stale;		/* of other filters: filled again when shown
+				 * (its tree may be gone meanwhile) */
 };
 
 #define TUI_MAX_VIEWS 32

@@ -97,9 +97,9 @@ tui_refilter(struct tui *t, char *err, size_t errlen)
 	t->total = profile_total(t->p, t->vi);
 	/* Built here, once a filter, so that showing it costs nothing:
 	 * the whole tree once, the others from its nodes. */
-	if (t->tree != t->whole && t->tree != NULL) {
-		/* Its nodes and names are the next tree's. */
-		free(t->spare);
+	if (t->tree != t->whole && t->tree != NULL && t->spare == NULL) {
+		/* Made from the whole tree (tui_kept_tree()): its nodes and
+		 * names are the next such tree's. */
 		t->spare = t->tree->nodes;
 		t->spare_cap = t->tree->cap;
 		t->tree->nodes = NULL;
@@ -107,7 +107,8 @@ tui_refilter(struct tui *t, char *err, size_t errlen)
 		t->spare_names = t->tree->names;
 		t->tree->names = NULL;
 		report_tree_free(t->tree);
-	}
+	} else if (t->tree != t->whole)
+		report_tree_free(t->tree);
 	t->tree = t->nrules == 0 ? t->whole : tui_kept_tree(t);
 	mine = report_filter_describe(&f);
 	free(t->desc);

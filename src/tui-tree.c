@@ -243,19 +243,32 @@ tui_kept_tree(struct tui *t)
 	int64_t *value, *self;
 	uint32_t *map, *tail, *kids = NULL, id, up, c;
 	uint8_t *unsorted;
-	size_t i, k, m, n = 1, cap = 0;
+	size_t i, k, m, n, cap = 0;
 	void *vp;
 
-	if (w == NULL || t->leaf == NULL)
+	if (w == NULL || t->leaf == NULL || t->spare == NULL)
 		return NULL;
+	/* A few samples kept (f on a function, a thread): their own tree,
+	 * built as report.c builds one, costs less than a pass over every
+	 * node of the whole. */
+	for (k = 0, m = 0; k < t->p->nsamples && m < w->nnodes / 2; k++)
+		m += t->p->samples[k].nloc;
+	if (m < w->nnodes / 2) {
+		tree = report_tree_new();
+		if (report_tree_add(tree, t->p, t->vi, 0, 1.0) != 0) {
+			report_tree_free(tree);
+			return NULL;
+		}
+		report_tree_sort(tree, 1);
+		return tree;
+	}
 	wn = w->nodes;
+	/* All zero: the last call left them so. */
 	value = t->kvalue;
 	self = t->kself;
 	map = t->kmap;
 	tail = t->ktail;
 	unsorted = t->kunsorted;
-	memset(value, 0, w->nnodes * sizeof *value);
-	memset(self, 0, w->nnodes * sizeof *self);
 	/* Each sample's value at its last node, then every node's added
 	 * to its parent's: parents come first in WHOLE, so one pass back. */
 	for (k = 0; k < t->p->nsamples; k++) {
@@ -284,19 +297,17 @@ tui_kept_tree(struct tui *t)
 		for (i = tree->names->nstrings; i < w->names->nstrings; i++)
 			profile_intern(tree->names, w->names->strings[i]);
 	}
-	for (i = 1; i < w->nnodes; i++)
-		n += value[i] > 0;
 	free(tree->nodes);
 	tree->nodes = d = t->spare;
 	tree->cap = t->spare_cap;
-	tree->nnodes = n;
 	t->spare = NULL;
 	t->spare_cap = 0;
-	memset(tail, 0, n * sizeof *tail);
-	memset(unsorted, 0, n);
 	memset(&d[0], 0, sizeof d[0]);
 	d[0].name = wn[0].name;
 	d[0].value = value[0];
+	value[0] = 0;
+	tail[0] = 0;
+	unsorted[0] = 0;
 	map[0] = 0;
 	/* WHOLE is in preorder: one pass keeps that, each node's children
 	 * in the order they had, and notes the parents whose children no
@@ -311,6 +322,9 @@ tui_kept_tree(struct tui *t)
 		d[id].depth = wn[i].depth;
 		d[id].value = value[i];
 		d[id].self = self[i];
+		value[i] = self[i] = 0;	/* ready for the next call */
+		tail[id] = 0;
+		unsorted[id] = 0;
 		d[id].parent = up = map[wn[i].parent];
 		if (tail[up] == 0)
 			d[up].child = id;
@@ -321,6 +335,7 @@ tui_kept_tree(struct tui *t)
 		}
 		tail[up] = id++;
 	}
+	tree->nnodes = n = id;
 	for (i = 0; i < n; i++) {
 		if (!unsorted[i])
 			continue;

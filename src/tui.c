@@ -83,27 +83,45 @@ tui_open(struct tui *t, enum tui_kind kind, const char *subject, uint64_t fn)
 	t->views[t->nviews++] = v;
 }
 
-/* After the filters changed: every view computed again, where it was. */
+/* View V computed again, where it was; when it has nothing to show now
+ * (the timeline of a sample type that is not a time), the status line
+ * says why. */
+static void
+tui_refill(struct tui *t, struct tui_view *v)
+{
+	char err[256];
+	size_t sel = v->sel, top = v->top;
+	char *subject = v->subject ? xstrdup(v->subject) : NULL;
+
+	if (tui_view_fill(t, v, subject, v->fn, err, sizeof err) != 0)
+		tui_say(t, "%s", err);
+	free(subject);
+	v->sel = sel;
+	v->top = top;
+}
+
+/* After the filters or the sample type changed: the view shown computed
+ * again, the ones under it when they are shown again (a stack of views
+ * each costing a table or a tree would make every filter slower). */
 static void
 tui_rebuild(struct tui *t)
 {
-	char err[256];
 	int i;
 
-	for (i = 0; i < t->nviews; i++) {
-		struct tui_view *v = &t->views[i];
-		size_t sel = v->sel, top = v->top;
-		char *subject = v->subject ? xstrdup(v->subject) : NULL;
+	for (i = 0; i < t->nviews - 1; i++)
+		t->views[i].stale = 1;
+	tui_refill(t, tui_top(t));
+}
 
-		/* A view with nothing to show now (the timeline of a sample
-		 * type that is not a time) says why on the status line. */
-		if (tui_view_fill(t, v, subject, v->fn, err, sizeof err) != 0 &&
-		    i == t->nviews - 1)
-			tui_say(t, "%s", err);
-		free(subject);
-		v->sel = sel;
-		v->top = top;
-	}
+/* Back to the view under the top one. */
+static void
+tui_pop(struct tui *t)
+{
+	if (t->nviews < 2)
+		return;
+	tui_view_release(&t->views[--t->nviews]);
+	if (tui_top(t)->stale)
+		tui_refill(t, tui_top(t));
 }
 
 /* Add the filter KIND ARG (f, i, Enter on a thread or a label). */
@@ -215,8 +233,7 @@ tui_enter(struct tui *t, int ch)
 		return;
 	}
 	if (ch == KEY_LEFT) {
-		if (t->nviews > 1)
-			tui_view_release(&t->views[--t->nviews]);
+		tui_pop(t);
 		return;
 	}
 	if (v->kind == TUI_FLAT && name != NULL)
@@ -227,7 +244,7 @@ tui_enter(struct tui *t, int ch)
 		tui_filter(t, (enum report_rule_kind)v->items[v->sel].kind,
 		    v->items[v->sel].arg);
 	else if (v->kind == TUI_HELP)
-		tui_view_release(&t->views[--t->nviews]);
+		tui_pop(t);
 }
 
 /* Handle key CH; 1 to leave the browser. */
@@ -252,8 +269,7 @@ tui_key(struct tui *t, int ch)
 		tui_enter(t, ch);
 		break;
 	case 27: case KEY_BACKSPACE: case 127: case 8:
-		if (t->nviews > 1)
-			tui_view_release(&t->views[--t->nviews]);
+		tui_pop(t);
 		break;
 	case 'c': case 'a':
 		name = tui_selected_name(t, v, &fn);
