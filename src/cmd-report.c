@@ -40,6 +40,7 @@ enum {
 	CMD_REPORT_OPT_TUI,
 	CMD_REPORT_OPT_FROM,
 	CMD_REPORT_OPT_TO,
+	CMD_REPORT_OPT_SOURCE_DIR,
 };
 
 static const struct cmd_option cmd_report_options[] = {
@@ -78,6 +79,9 @@ static const struct cmd_option cmd_report_options[] = {
 	{ "tui", 0, 0, no_argument, NULL,
 	  "browse the report in the terminal (the default when stdout is one)",
 	  NULL, CMD_REPORT_OPT_TUI, 0 },
+	{ "source-dir", 0, 0, required_argument, "DIR",
+	  "the browser's source view looks for files named relatively in DIR first",
+	  "@dir", CMD_REPORT_OPT_SOURCE_DIR, 0 },
 	{ NULL, 0, 0, 0, NULL, NULL, NULL, 0, 0 }
 };
 
@@ -96,6 +100,7 @@ struct cmd_report {
 	int browse;		/* open the browser instead of printing */
 	int64_t from_ns, to_ns;	/* --from, --to (-1: none) */
 	const char *sample_index;	/* --sample-index, or NULL */
+	const char *source_dir;		/* --source-dir, or NULL */
 	struct profile *p;
 	int64_t total_read;	/* the total before the filters */
 };
@@ -276,6 +281,9 @@ cmd_report_parse(struct cmd_report *r, int argc, char **argv)
 		case CMD_REPORT_OPT_TUI:
 			r->tui = 1;
 			break;
+		case CMD_REPORT_OPT_SOURCE_DIR:
+			r->source_dir = optarg;
+			break;
 		}
 	}
 	cmd_getopt_release(&g);
@@ -319,7 +327,9 @@ cmd_report_exec(int argc, char **argv)
 {
 	struct cmd_report r;
 	struct format_opts fo;
+	int64_t *totals = NULL;	/* per sample type, before the filters */
 	char err[512];
+	size_t i;
 	int rc;
 
 	memset(&r, 0, sizeof r);
@@ -373,14 +383,21 @@ cmd_report_exec(int argc, char **argv)
 	}
 	r.total_read = profile_total(r.p, profile_value_index(r.p,
 	    r.topts.value_index));
+	if (r.browse) {
+		/* The browser's v shows the other sample types. */
+		totals = xcalloc(r.p->nvalue_types + 1, sizeof *totals);
+		for (i = 0; i < r.p->nvalue_types; i++)
+			totals[i] = profile_total(r.p, i);
+	}
 	report_filter_apply(r.p, &r.filter);
 
 	if (r.browse) {
 		struct tui_opts to = { r.input, r.topts.value_index,
 		    report_filter_describe(&r.filter), r.total_read,
-		    r.topts.sort_cum };
+		    totals, r.topts.sort_cum, r.source_dir };
 
 		rc = tui_run(r.p, &to);
+		free(totals);
 		if (rc >= 0 || r.tui) {
 			if (rc < 0)
 				error_print("cannot draw on this terminal (TERM=%s); "

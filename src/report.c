@@ -532,9 +532,11 @@ report_state_frames(const struct profile *p, const struct profile_sample *s,
 	return n;
 }
 
-int
-report_tree_add(struct report_tree *t, const struct profile *p, size_t vi,
-    int base, double scale)
+/* report_tree_add(), noting in LEAF (when not NULL) each sample's last
+ * node. */
+static int
+report_tree_add_to(struct report_tree *t, const struct profile *p, size_t vi,
+    int base, double scale, uint32_t *leaf)
 {
 	uint32_t *ids, states[2];
 	size_t i, k, nstates;
@@ -548,6 +550,8 @@ report_tree_add(struct report_tree *t, const struct profile *p, size_t vi,
 		int64_t w = profile_sample_values(p, s)[vi];
 		uint32_t node = 0, j;
 
+		if (leaf != NULL)
+			leaf[i] = 0;
 		if (w <= 0)
 			continue;
 		if (base && scale != 1.0)
@@ -590,9 +594,25 @@ report_tree_add(struct report_tree *t, const struct profile *p, size_t vi,
 			if (!base && j == 0 && k == nstates)
 				n->self = profile_add_sat(n->self, w);
 		}
+		if (leaf != NULL)
+			leaf[i] = node;
 	}
 	free(ids);
 	return 0;
+}
+
+int
+report_tree_add(struct report_tree *t, const struct profile *p, size_t vi,
+    int base, double scale)
+{
+	return report_tree_add_to(t, p, vi, base, scale, NULL);
+}
+
+int
+report_tree_add_leaves(struct report_tree *t, const struct profile *p,
+    size_t vi, uint32_t *leaf)
+{
+	return report_tree_add_to(t, p, vi, 0, 1.0, leaf);
 }
 
 int

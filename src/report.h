@@ -127,6 +127,17 @@ int report_tree_add(struct report_tree *t, const struct profile *p,
     size_t vi, int base, double scale);
 
 /*
+ * report_tree_add() of P's value VI (BASE 0), and into LEAF[i] (P's
+ * nsamples long) the node where sample i's path ends: 0 for a sample
+ * left out.  A node's parent has a smaller id than the node, so values
+ * per leaf add up to the whole tree's in one pass from the last node
+ * back (what the browser does to show the tree of some samples without
+ * building it again).
+ */
+int report_tree_add_leaves(struct report_tree *t, const struct profile *p,
+    size_t vi, uint32_t *leaf);
+
+/*
  * The inverted tree of NAME (a tree name, as report_tree_name() gives it,
  * pseudo-frames included): for each sample of P with a frame so named,
  * the path from its leafmost such frame out to the root, so node 1 is

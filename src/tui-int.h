@@ -10,6 +10,7 @@
 #ifndef RPERF_TUI_INT_H
 #define RPERF_TUI_INT_H
 
+#include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,8 @@ enum tui_kind {
 	TUI_THREADS,		/* the threads; Enter keeps one */
 	TUI_LABELS,		/* VM states and labels; Enter keeps one */
 	TUI_SOURCE,		/* a function's lines with their values */
+	TUI_TIMELINE,		/* the per-thread summary of a timeline */
+	TUI_ALLOCS,		/* a memory profile's allocation sites */
 	TUI_HELP,		/* the keys */
 };
 
@@ -35,6 +38,8 @@ struct tui_outline {
 	uint8_t *open;		/* per node: its children are shown */
 	uint32_t *rows;		/* the nodes shown, in order */
 	size_t nrows, cap;
+	uint8_t *hit;		/* per tree name: the search matches it */
+	unsigned hit_gen;	/* the tui_match.gen HIT was made for */
 };
 
 /* A row of a list view: a function, a thread, a label, a source line. */
@@ -57,9 +62,22 @@ struct tui_view {
 	struct tui_outline o;	/* TUI_TREE, TUI_CALLERS */
 	struct tui_item *items;	/* the other views */
 	size_t nitems;
+	int stale;		/* of other filters: filled again when shown
+				 * (its tree may be gone meanwhile) */
 };
 
 #define TUI_MAX_VIEWS 32
+
+/* The compiled search: a plain word or an extended regex (see
+ * tui-search.c). */
+struct tui_match {
+	int active;		/* a pattern is compiled */
+	int plain;		/* no metacharacter: strstr(), no regex */
+	int icase;		/* no upper-case letter in it: ignore case */
+	regex_t re;		/* when not PLAIN */
+	char text[128];
+	unsigned gen;		/* counts the patterns compiled */
+};
 
 /* A filter added by a key: what report_filter_add() takes. */
 struct tui_rule {
@@ -80,21 +98,42 @@ struct tui {
 	size_t nrules, rcap;
 	char *desc;		/* every filter in force, "" for none */
 	int64_t total;		/* after every filter */
+	int64_t total_read;	/* before them, of the sample type shown */
 	struct report_tree *tree;	/* the call tree, sorted by value */
 	struct report_tree *whole;	/* the tree without the keys' filters,
 					 * kept: u back to it costs nothing */
 	/* Functions by name: BYNAME lists the ids in name order, CANON[id]
-	 * is the first id of the same name.  USES[OFF[c]..OFF[c+1]) are the
-	 * samples with a function of canonical id C, so a function's callers
-	 * read only its own samples. */
+	 * is the first id of the same name. */
 	uint32_t *byname, *canon;
-	size_t *off;
-	uint32_t *uses;
+	/* Per sample of ALL, once: its distinct functions FNS[FOFF[i]..
+	 * FOFF[i+1]), the function of its leaf (LEAF_FN, 0 for none), and
+	 * its last node in WHOLE (LEAF, 0 when it has none or is left out;
+	 * SELFISH: that node gets its self value).  A filter then costs a
+	 * pass over these, not over the stacks, and the tree of the samples
+	 * kept is WHOLE's values added up again, not a tree built anew. */
+	uint32_t *fns, *leaf_fn, *leaf;
+	size_t *foff;
+	uint8_t *selfish;
+	size_t *kept;		/* the samples kept: their index in ALL */
+	/* Kept between filters so that a filter reuses memory the kernel
+	 * has already handed over (1.8M nodes on the bench fixture: fresh
+	 * pages cost more than the work): per WHOLE node a value, a self
+	 * value and a new id, and the nodes of the last tree dropped. */
+	int64_t *kvalue, *kself;
+	uint32_t *kmap, *ktail;
+	uint8_t *kunsorted;
+	struct report_node *spare;
+	size_t spare_cap;
+	struct profile *spare_names;	/* WHOLE's names, interned again */
 	int sort_cum;
 	struct tui_view views[TUI_MAX_VIEWS];
 	int nviews;		/* views[nviews - 1] is on screen */
 	char msg[256];		/* a message for the status line */
+	char note[160];		/* beside the position until the next key:
+				 * the search wrapped, found nothing */
 	char search[128];	/* what / looks for */
+	char search_err[160];	/* why SEARCH does not compile, or "" */
+	struct tui_match match;	/* SEARCH compiled */
 	int searching;		/* the / prompt is open */
 	int utf8;		/* the locale's charset is UTF-8 */
 };
@@ -113,6 +152,12 @@ int tui_add_rule(struct tui *t, enum report_rule_kind kind, const char *arg,
 /* Drop the last rule; 0, or -1 when there is none. */
 int tui_undo_rule(struct tui *t);
 
+/* Append a row to V (CAP its room); its NAME and ARG are taken over. */
+struct tui_item *tui_push(struct tui_view *v, size_t *cap, char *name,
+    int64_t value);
+/* Rows by value, largest first, then name (for qsort). */
+int tui_cmp_value(const void *a, const void *b);
+
 /* Fill V's rows for its kind; SUBJECT names the function of TUI_CALLERS
  * and TUI_SOURCE (FN the function id of TUI_SOURCE, or 0 to find one by
  * name).  0, or -1 with a message in ERR (and V empty). */
@@ -127,11 +172,8 @@ size_t tui_view_rows(const struct tui_view *v);
 /* Open or close the outline node at row ROW (OPEN: 1 open, 0 close, -1
  * toggle); the rows shown are recomputed. */
 void tui_outline_set(struct tui_outline *o, size_t row, int open);
-/* The row of the first node after row FROM (wrapping; FROM itself last)
- * whose name contains NEEDLE, opening its ancestors; -1 when none. */
-long tui_outline_find(struct tui_outline *o, size_t from, const char *needle);
-/* The same over a list view's rows. */
-long tui_items_find(const struct tui_view *v, size_t from, const char *needle);
+/* The rows shown of O, after a node opened or closed. */
+void tui_outline_rows(struct tui_outline *o);
 
 /* The function name of V's selected row (NULL when none), with the
  * filter kinds that f and i use for it: a VM state pseudo-frame is a
@@ -145,16 +187,63 @@ char *tui_rule_arg(const char *name, enum report_rule_kind *kind);
 
 /* --- tui-tree.c --- */
 
-/* Functions by name, once (BYNAME, CANON); the samples each is on, after
- * each filter change (OFF, USES). */
+/* Functions by name (BYNAME, CANON) and each sample's functions (FNS,
+ * FOFF, LEAF_FN), once. */
 void tui_index_names(struct tui *t);
-void tui_index_uses(struct tui *t);
-/* The call tree of the samples kept, sorted by value; NULL when it is
- * too large. */
+void tui_index_frames(struct tui *t);
+/* Show sample type VI: the trees and tables computed again for it (as
+ * tui_refilter()). */
+int tui_set_value(struct tui *t, size_t vi, char *err, size_t errlen);
+/* The call tree of all the samples (WHOLE, with LEAF and SELFISH), sorted
+ * by value; NULL when it is too large. */
 struct report_tree *tui_build_tree(struct tui *t);
+/* The call tree of the samples kept, from WHOLE; NULL when there is no
+ * WHOLE. */
+struct report_tree *tui_kept_tree(struct tui *t);
 /* V's outline: the call tree (SUBJECT NULL) or SUBJECT's callers. */
 int tui_fill_outline(struct tui *t, struct tui_view *v, const char *subject,
     char *err, size_t errlen);
+
+/* --- tui-search.c --- */
+
+/* Compile PATTERN into M (smart case); 0, or -1 with a message and M
+ * inactive. */
+int tui_match_set(struct tui_match *m, const char *pattern, char *err,
+    size_t errlen);
+void tui_match_release(struct tui_match *m);
+/* Whether S matches M (never when M is inactive). */
+int tui_match_test(const struct tui_match *m, const char *s);
+/* The row of the first node after row FROM in direction DIR (1 down, -1
+ * up; FROM itself first when SAME, else last) whose name matches M,
+ * opening its ancestors; -1 when none.  *WRAPPED says whether it was
+ * found past the end of the tree (or its start, going up). */
+long tui_outline_find(struct tui_outline *o, size_t from,
+    const struct tui_match *m, int dir, int same, int *wrapped);
+/* The same over a list view's rows. */
+long tui_items_find(const struct tui_view *v, size_t from,
+    const struct tui_match *m, int dir, int same, int *wrapped);
+/* Select the match of T's search from row FROM on (see tui_outline_find);
+ * a note says when it wrapped or found nothing. */
+void tui_search(struct tui *t, size_t from, int dir, int same);
+/* n (DIR 1) and N (-1). */
+void tui_search_again(struct tui *t, int dir);
+/* A key typed at the / prompt; START is the row the search began on. */
+void tui_search_key(struct tui *t, int ch, size_t start);
+
+/* --- tui-lists.c --- */
+
+/* The threads, by value: Enter keeps the one selected (--thread). */
+void tui_fill_threads(struct tui *t, struct tui_view *v);
+/* The VM states, then every other label KEY=VALUE, each key's values
+ * by value: Enter keeps the samples with the label (--tagfocus). */
+void tui_fill_labels(struct tui *t, struct tui_view *v);
+
+/* --- tui-panels.c --- */
+
+/* V's rows (TUI_TIMELINE, TUI_ALLOCS): the lines of the text report's
+ * table; 0, or -1 with a message when the profile has none. */
+int tui_fill_panel(struct tui *t, struct tui_view *v, char *err,
+    size_t errlen);
 
 /* --- tui-source.c --- */
 

@@ -2,8 +2,9 @@
  * tui-model.c: the rows of the browser's views, computed from the profile
  * with no ncurses (see tui-int.h).  Filters are report.c's own, applied
  * to a copy of the samples the command line left, so a key's filter means
- * exactly what the option of the same name means; the trees are
- * report.c's too.  The flat table adds up like text.c's.
+ * exactly what the option of the same name means; the call tree is
+ * report.c's, made once (tui-tree.c derives a filter's from it).  The
+ * flat table adds up like text.c's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,8 +29,11 @@ tui_model_init(struct tui *t, struct profile *p, const struct tui_opts *o)
 	memcpy(t->all, p->samples, t->nall * sizeof *t->all);
 	t->desc = xstrdup(o->filters);
 	t->total = profile_total(p, t->vi);
+	t->total_read = o->totals_read ? o->totals_read[t->vi] : o->total_read;
 	t->sort_cum = o->sort_cum;
+	t->kept = xcalloc(t->nall + 1, sizeof *t->kept);
 	tui_index_names(t);
+	tui_index_frames(t);
 }
 
 void
@@ -47,8 +51,20 @@ tui_model_release(struct tui *t)
 	report_tree_free(t->whole);
 	free(t->byname);
 	free(t->canon);
-	free(t->off);
-	free(t->uses);
+	free(t->fns);
+	free(t->foff);
+	free(t->leaf_fn);
+	free(t->leaf);
+	free(t->selfish);
+	free(t->kept);
+	free(t->kvalue);
+	free(t->kself);
+	free(t->kmap);
+	free(t->ktail);
+	free(t->kunsorted);
+	free(t->spare);
+	profile_free(t->spare_names);
+	tui_match_release(&t->match);
 }
 
 int
@@ -56,7 +72,7 @@ tui_refilter(struct tui *t, char *err, size_t errlen)
 {
 	struct report_filter f;
 	const char *mine;
-	size_t i;
+	size_t i, k;
 
 	report_filter_init(&f);
 	for (i = 0; i < t->nrules; i++) {
@@ -68,15 +84,32 @@ tui_refilter(struct tui *t, char *err, size_t errlen)
 	}
 	memcpy(t->p->samples, t->all, t->nall * sizeof *t->all);
 	t->p->nsamples = t->nall;
-	report_filter_apply(t->p, &f);
-	t->total = profile_total(t->p, t->vi);
-	/* Built here, once a filter, so that showing it costs nothing. */
-	if (t->tree != t->whole)
-		report_tree_free(t->tree);
-	if (t->nrules == 0 && t->whole == NULL)
+	/* The whole tree, of every sample, once (again after v). */
+	if (t->whole == NULL)
 		t->whole = tui_build_tree(t);
-	t->tree = t->nrules == 0 ? t->whole : tui_build_tree(t);
-	tui_index_uses(t);
+	report_filter_apply(t->p, &f);
+	/* Which samples of ALL were kept: the filter keeps them in order. */
+	for (i = 0, k = 0; i < t->nall && k < t->p->nsamples; i++) {
+		if (t->all[i].loc_off == t->p->samples[k].loc_off &&
+		    t->all[i].value_off == t->p->samples[k].value_off)
+			t->kept[k++] = i;
+	}
+	t->total = profile_total(t->p, t->vi);
+	/* Built here, once a filter, so that showing it costs nothing:
+	 * the whole tree once, the others from its nodes. */
+	if (t->tree != t->whole && t->tree != NULL && t->spare == NULL) {
+		/* Made from the whole tree (tui_kept_tree()): its nodes and
+		 * names are the next such tree's. */
+		t->spare = t->tree->nodes;
+		t->spare_cap = t->tree->cap;
+		t->tree->nodes = NULL;
+		profile_free(t->spare_names);
+		t->spare_names = t->tree->names;
+		t->tree->names = NULL;
+		report_tree_free(t->tree);
+	} else if (t->tree != t->whole)
+		report_tree_free(t->tree);
+	t->tree = t->nrules == 0 ? t->whole : tui_kept_tree(t);
 	mine = report_filter_describe(&f);
 	free(t->desc);
 	t->desc = xasprintf("%s%s%s", t->o->filters,
@@ -114,8 +147,7 @@ tui_undo_rule(struct tui *t)
 
 /* --- list views --- */
 
-/* Append a row to V; its NAME and ARG are taken over. */
-static struct tui_item *
+struct tui_item *
 tui_push(struct tui_view *v, size_t *cap, char *name, int64_t value)
 {
 	struct tui_item *it;
@@ -149,8 +181,7 @@ tui_cmp_flat(const void *a, const void *b)
 	return x->fn < y->fn ? -1 : x->fn > y->fn;
 }
 
-/* By value, largest first, then name. */
-static int
+int
 tui_cmp_value(const void *a, const void *b)
 {
 	const struct tui_item *x = a, *y = b;
@@ -175,27 +206,19 @@ tui_fill_flat(struct tui *t, struct tui_view *v)
 	const struct profile *p = t->p;
 	int64_t *self = xcalloc(p->nfunctions + 1, sizeof *self);
 	int64_t *cum = xcalloc(p->nfunctions + 1, sizeof *cum);
-	size_t *stamp = xcalloc(p->nfunctions + 1, sizeof *stamp), i, cap = 0;
-	uint32_t j;
+	size_t i, k, f, cap = 0;
 
-	for (i = 0; i < p->nsamples; i++) {
-		const struct profile_sample *s = &p->samples[i];
-		const uint64_t *locs = profile_sample_locs(p, s);
-		int64_t w = profile_sample_values(p, s)[t->vi];
+	/* Each sample's functions were listed once, recursion counted
+	 * once (tui_index_frames()). */
+	for (k = 0; k < p->nsamples; k++) {
+		int64_t w = profile_sample_values(p, &p->samples[k])[t->vi];
+		uint32_t lf;
 
-		for (j = 0; j < s->nloc; j++) {
-			uint64_t fn = profile_location_function_id(p, locs[j]);
-
-			if (fn == 0)
-				continue;
-			if (j == 0)
-				self[fn] = profile_add_sat(self[fn], w);
-			/* Recursion counts once in the cumulative value. */
-			if (stamp[fn] != i + 1) {
-				stamp[fn] = i + 1;
-				cum[fn] = profile_add_sat(cum[fn], w);
-			}
-		}
+		i = t->kept[k];
+		if ((lf = t->leaf_fn[i]) != 0)
+			self[lf] = profile_add_sat(self[lf], w);
+		for (f = t->foff[i]; f < t->foff[i + 1]; f++)
+			cum[t->fns[f]] = profile_add_sat(cum[t->fns[f]], w);
 	}
 	for (i = 1; i <= p->nfunctions; i++) {
 		const char *name = profile_str(p, p->functions[i - 1].name);
@@ -210,175 +233,7 @@ tui_fill_flat(struct tui *t, struct tui_view *v)
 	}
 	free(self);
 	free(cum);
-	free(stamp);
 	tui_flat_sort(t, v);
-}
-
-/* A sum by key: samples' values added up per (A, B), sorted by both. */
-struct tui_tally {
-	uint64_t a, b;
-	int64_t w;
-};
-
-static int
-tui_cmp_tally(const void *x, const void *y)
-{
-	const struct tui_tally *p = x, *q = y;
-
-	if (p->a != q->a)
-		return p->a < q->a ? -1 : 1;
-	return p->b < q->b ? -1 : p->b > q->b;
-}
-
-/* Sort the N entries of T and merge equal keys; the count left. */
-static size_t
-tui_tally_merge(struct tui_tally *t, size_t n)
-{
-	size_t i, k = 0;
-
-	if (n == 0)
-		return 0;	/* T may be NULL, which qsort() must not get */
-	qsort(t, n, sizeof *t, tui_cmp_tally);
-	for (i = 0; i < n; i++) {
-		if (k > 0 && t[k - 1].a == t[i].a && t[k - 1].b == t[i].b)
-			t[k - 1].w = profile_add_sat(t[k - 1].w, t[i].w);
-		else
-			t[k++] = t[i];
-	}
-	return k;
-}
-
-/* The threads, by value: Enter keeps the one selected (--thread). */
-static void
-tui_fill_threads(struct tui *t, struct tui_view *v)
-{
-	const struct profile *p = t->p;
-	struct tui_tally *ty = xcalloc(p->nsamples + 1, sizeof *ty);
-	size_t i, n = 0, cap = 0;
-
-	for (i = 0; i < p->nsamples; i++) {
-		const struct profile_sample *s = &p->samples[i];
-		const struct profile_label *l = profile_sample_label(p, s,
-		    "thread");
-		const struct profile_label *name = profile_sample_label(p, s,
-		    "thread_name");
-
-		if (l == NULL || l->str != 0)
-			continue;
-		ty[n].a = (uint64_t)l->num;
-		ty[n].b = name != NULL ? name->str : 0;
-		ty[n++].w = profile_sample_values(p, s)[t->vi];
-	}
-	n = tui_tally_merge(ty, n);
-	for (i = 0; i < n; i++) {
-		struct tui_item *it = tui_push(v, &cap, xasprintf("%" PRId64
-		    "  %s", (int64_t)ty[i].a, profile_str(p, (str_id)ty[i].b)),
-		    ty[i].w);
-
-		it->kind = REPORT_THREAD;
-		it->arg = xasprintf("%" PRId64, (int64_t)ty[i].a);
-	}
-	free(ty);
-	if (v->nitems > 1)
-		qsort(v->items, v->nitems, sizeof *v->items, tui_cmp_value);
-}
-
-/* Label rows by key ("key=" ends each key's prefix of ARG), then by
- * value, largest first. */
-static int
-tui_cmp_label(const void *a, const void *b)
-{
-	const struct tui_item *x = a, *y = b;
-	size_t kx = strcspn(x->arg, "="), ky = strcspn(y->arg, "=");
-	int c = strncmp(x->arg, y->arg, kx < ky ? kx : ky);
-
-	if (c != 0 || kx != ky)
-		return c != 0 ? c : kx < ky ? -1 : 1;
-	return tui_cmp_value(a, b);
-}
-
-/* The VM states, then every other label KEY=VALUE, each key's values
- * by value: Enter keeps the samples with the label (--tagfocus). */
-static void
-tui_fill_labels(struct tui *t, struct tui_view *v)
-{
-	const struct profile *p = t->p;
-	int64_t states[PROFILE_NSTATES] = { 0 };
-	struct tui_tally *ty = NULL;
-	size_t i, k, n = 0, tcap = 0, cap = 0, first;
-	/* Per key string: 0 not looked at yet, 2 skipped, 3 shown. */
-	uint8_t *skip = xcalloc(p->nstrings + 1, 1);
-	uint32_t j;
-	int any = 0;
-
-	for (i = 0; i < p->nsamples; i++) {
-		const struct profile_sample *s = &p->samples[i];
-		const struct profile_label *l = profile_sample_labels(p, s);
-		struct profile_vm_state st = profile_sample_state(p, s);
-		int64_t w = profile_sample_values(p, s)[t->vi];
-
-		if (st.gvl_state >= 0)
-			states[st.gvl_state] = profile_add_sat(
-			    states[st.gvl_state], w), any = 1;
-		if (st.gc_state >= 0)
-			states[st.gc_state] = profile_add_sat(
-			    states[st.gc_state], w), any = 1;
-		for (j = 0; j < s->nlabel; j++) {
-			void *vp = ty;
-
-			if (l[j].key >= p->nstrings)
-				continue;
-			if (skip[l[j].key] == 0)
-				skip[l[j].key] = profile_label_is_builtin(
-				    profile_str(p, l[j].key)) ? 2 : 3;
-			if (skip[l[j].key] == 2)
-				continue;
-			xgrow(&vp, &tcap, n + 1, sizeof *ty);
-			ty = vp;
-			/* Strings and numbers apart: the low bit of A. */
-			ty[n].a = (uint64_t)l[j].key << 1 | (l[j].str == 0);
-			ty[n].b = l[j].str != 0 ? l[j].str : (uint64_t)l[j].num;
-			ty[n++].w = w;
-		}
-	}
-	free(skip);
-	for (k = 0; any && k < PROFILE_NSTATES; k++) {
-		struct tui_item *it = tui_push(v, &cap,
-		    xasprintf("%s (%s=%s)", profile_states[k].frame,
-		    profile_states[k].key, profile_states[k].value), states[k]);
-
-		it->kind = REPORT_TAGFOCUS;
-		it->arg = xasprintf("%s=%s", profile_states[k].key,
-		    profile_states[k].value);
-	}
-	first = v->nitems;
-	n = tui_tally_merge(ty, n);
-	for (i = 0; i < n; i++) {
-		const char *key = profile_str(p, (str_id)(ty[i].a >> 1));
-		char *kv = ty[i].a & 1 ? xasprintf("%s=%" PRId64, key,
-		    (int64_t)ty[i].b) : xasprintf("%s=%s", key,
-		    profile_str(p, (str_id)ty[i].b));
-
-		tui_push(v, &cap, xstrdup(kv), ty[i].w)->arg = kv;
-		v->items[v->nitems - 1].kind = REPORT_TAGFOCUS;
-	}
-	free(ty);
-	if (v->nitems - first > 1)
-		qsort(v->items + first, v->nitems - first, sizeof *v->items,
-		    tui_cmp_label);
-}
-
-long
-tui_items_find(const struct tui_view *v, size_t from, const char *needle)
-{
-	size_t i, k;
-
-	for (k = 1; k <= v->nitems; k++) {
-		i = (from + k) % v->nitems;
-		if (strcasestr(v->items[i].name, needle) != NULL)
-			return (long)i;
-	}
-	return -1;
 }
 
 void
@@ -395,6 +250,7 @@ tui_view_release(struct tui_view *v)
 		report_tree_free(v->o.t);
 	free(v->o.open);
 	free(v->o.rows);
+	free(v->o.hit);
 	free(v->title);
 	free(v->subject);
 	memset(v, 0, sizeof *v);
@@ -449,6 +305,9 @@ tui_view_fill(struct tui *t, struct tui_view *v, const char *subject,
 		return 0;
 	case TUI_SOURCE:
 		return tui_fill_source(t, v, subject, fn, err, errlen);
+	case TUI_TIMELINE:
+	case TUI_ALLOCS:
+		return tui_fill_panel(t, v, err, errlen);
 	case TUI_HELP:
 		v->title = xstrdup("Keys");
 		return 0;

@@ -56,6 +56,40 @@ tui_source_text(const char *line)
 	return out;
 }
 
+/* FILE, named as the profile names it, opened for reading; *PATH is the
+ * name it was opened by (owned by the caller), or NULL.  A relative name
+ * is relative to where the program ran, which need not be here: it is
+ * looked for in --source-dir first, then here, then beside the profile
+ * (a profile kept with the program it profiled). */
+static FILE *
+tui_source_open(const struct tui *t, const char *file, char **path)
+{
+	const char *input = t->o->input, *slash;
+	char *cand[3];
+	size_t i, n = 0;
+	FILE *fp = NULL;
+
+	*path = NULL;
+	if (*file == '/')
+		cand[n++] = xstrdup(file);
+	else {
+		if (t->o->source_dir != NULL && *t->o->source_dir != '\0')
+			cand[n++] = xasprintf("%s/%s", t->o->source_dir, file);
+		cand[n++] = xstrdup(file);
+		slash = input ? strrchr(input, '/') : NULL;
+		if (slash != NULL)
+			cand[n++] = xasprintf("%.*s/%s", (int)(slash - input),
+			    input, file);
+	}
+	for (i = 0; i < n; i++) {
+		if (fp == NULL && (fp = fopen(cand[i], "r")) != NULL)
+			*path = cand[i];
+		else
+			free(cand[i]);
+	}
+	return fp;
+}
+
 /* Mark in MINE the functions to annotate: FN's name and file, or the
  * first function called SUBJECT with a file.  Returns the file name. */
 static const char *
@@ -96,7 +130,7 @@ tui_fill_source(struct tui *t, struct tui_view *v, const char *subject,
 	struct tui_hit *hits = NULL;
 	size_t nhits = 0, hcap = 0, icap = 0, i, h, best = 0;
 	const char *file = tui_source_pick(p, subject, fn, mine);
-	char *buf = NULL;
+	char *buf = NULL, *path = NULL;
 	size_t bufcap = 0;
 	int64_t line = 0;
 	FILE *fp = NULL;
@@ -131,12 +165,20 @@ tui_fill_source(struct tui *t, struct tui_view *v, const char *subject,
 	}
 	qsort(hits, nhits, sizeof *hits, tui_cmp_hit);
 	if (*file != '\0')
-		fp = fopen(file, "r");
+		fp = tui_source_open(t, file, &path);
 	if (fp == NULL) {
 		free(v->title);
 		v->title = xasprintf("Source of %s (%s: not readable)", subject,
 		    *file ? file : "no file");
+		if (*file != '\0' && *file != '/')
+			snprintf(t->note, sizeof t->note, "%s is neither here "
+			    "nor beside the profile: --source-dir DIR", file);
+	} else if (strcmp(path, file) != 0) {
+		/* Say which file is shown when it is not the one named. */
+		free(v->title);
+		v->title = xasprintf("Source of %s (%s)", subject, path);
 	}
+	free(path);
 	/* The file's lines, then any line the profile names past its end;
 	 * without the file, only the lines the profile names. */
 	for (h = 0;;) {

@@ -1,9 +1,10 @@
 /*
- * tui-tree.c: the browser's trees (see tui-int.h): the call tree, built
- * once a filter change by report.c, the callers of a function, and the
- * rows an outline shows as its nodes open and close.  An index of the
- * samples each function is on lets the callers of one function be built
- * from its own samples, not the whole profile's.
+ * tui-tree.c: the browser's trees (see tui-int.h): the call tree of all
+ * the samples, built once by report.c and laid out in preorder; the tree
+ * after a filter, made from it by adding up the values of the samples
+ * kept at each sample's last node (no hashing, no tree built anew); the
+ * callers of a function, built from the samples it is on; and the rows
+ * an outline shows as its nodes open and close.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -50,53 +51,43 @@ tui_index_names(struct tui *t)
 	}
 }
 
-/* USES and OFF for the samples kept: two passes, counting then filling;
- * a sample is listed once per function however often it recurses. */
 void
-tui_index_uses(struct tui *t)
+tui_index_frames(struct tui *t)
 {
 	const struct profile *p = t->p;
 	size_t *stamp = xcalloc(p->nfunctions + 1, sizeof *stamp);
-	size_t *fill, i, pass;
+	size_t i, n = 0, cap = 0;
 	uint32_t j;
 
-	free(t->off);
-	free(t->uses);
-	t->off = xcalloc(p->nfunctions + 2, sizeof *t->off);
-	t->uses = NULL;
-	fill = t->off;
-	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < p->nsamples; i++) {
-			const struct profile_sample *s = &p->samples[i];
-			const uint64_t *locs = profile_sample_locs(p, s);
+	t->foff = xcalloc(t->nall + 1, sizeof *t->foff);
+	t->leaf_fn = xcalloc(t->nall + 1, sizeof *t->leaf_fn);
+	t->selfish = xcalloc(t->nall + 1, 1);
+	for (i = 0; i < t->nall; i++) {
+		const struct profile_sample *s = &t->all[i];
+		const uint64_t *locs = profile_sample_locs(p, s);
+		struct profile_vm_state st = profile_sample_state(p, s);
 
-			for (j = 0; j < s->nloc; j++) {
-				uint64_t fn = profile_location_function_id(p,
-				    locs[j]);
-				uint32_t c;
+		t->foff[i] = n;
+		for (j = 0; j < s->nloc; j++) {
+			uint64_t fn = profile_location_function_id(p, locs[j]);
+			void *v = t->fns;
 
-				if (fn == 0)
-					continue;
-				c = t->canon[fn];
-				if (stamp[c] == 2 * i + pass + 1)
-					continue;
-				stamp[c] = 2 * i + pass + 1;
-				if (pass == 0)
-					t->off[c + 1]++;
-				else
-					t->uses[fill[c]++] = (uint32_t)i;
-			}
+			if (j == 0)
+				t->leaf_fn[i] = (uint32_t)fn;
+			/* Recursion lists a function once. */
+			if (fn == 0 || stamp[fn] == i + 1)
+				continue;
+			stamp[fn] = i + 1;
+			xgrow(&v, &cap, n + 1, sizeof *t->fns);
+			t->fns = v;
+			t->fns[n++] = (uint32_t)fn;
 		}
-		if (pass == 1)
-			break;
-		for (i = 1; i <= p->nfunctions + 1; i++)
-			t->off[i] += t->off[i - 1];
-		t->uses = xcalloc(t->off[p->nfunctions + 1] + 1, sizeof *t->uses);
-		/* Fill from each list's start, then put the starts back. */
-		fill = xcalloc(p->nfunctions + 2, sizeof *fill);
-		memcpy(fill, t->off, (p->nfunctions + 2) * sizeof *fill);
+		/* Where report_tree_add() bills a sample's self value: its
+		 * leaf frame, or the VM state above it. */
+		t->selfish[i] = t->leaf_fn[i] != 0 || st.gvl_state >= 0 ||
+		    st.gc_state >= 0;
 	}
-	free(fill);
+	t->foff[t->nall] = n;
 	free(stamp);
 }
 
@@ -122,22 +113,251 @@ tui_find_name(const struct tui *t, const char *name)
 	return 0;
 }
 
-/* The call tree of the samples kept, or NULL when it is too large. */
+/* Number T's nodes again in preorder, children in their order (LEAF's
+ * N node ids too).  A parent still comes before its children, the
+ * outline's walks read memory in order, and tui_kept_tree() makes a
+ * filtered tree in one pass from the first node to the last, its
+ * children in the order they had. */
+static void
+tui_preorder(struct report_tree *t, uint32_t *leaf, size_t n)
+{
+	const struct report_node *o = t->nodes;
+	struct report_node *d = xmalloc(t->nnodes * sizeof *d);
+	uint32_t *id = xcalloc(t->nnodes, sizeof *id), c, k = 1;
+	size_t i;
+
+	d[0] = o[0];
+	for (c = o[0].child; c != 0;) {
+		id[c] = k;
+		d[k++] = o[c];
+		if (o[c].child != 0) {
+			c = o[c].child;
+			continue;
+		}
+		while (c != 0 && o[c].next == 0)
+			c = o[c].parent;
+		if (c != 0)
+			c = o[c].next;
+	}
+	for (i = 0; i < k; i++) {
+		d[i].parent = id[d[i].parent];
+		d[i].child = id[d[i].child];
+		d[i].next = id[d[i].next];
+	}
+	for (i = 0; i < n; i++)
+		leaf[i] = id[leaf[i]];
+	/* T's index still has the old ids: nothing adds to this tree. */
+	free(t->nodes);
+	t->nodes = d;
+	t->cap = t->nnodes;
+	free(id);
+}
+
+int
+tui_set_value(struct tui *t, size_t vi, char *err, size_t errlen)
+{
+	/* Everything made for the last sample type goes. */
+	if (t->tree != t->whole)
+		report_tree_free(t->tree);
+	report_tree_free(t->whole);
+	t->tree = t->whole = NULL;
+	free(t->leaf);
+	free(t->kvalue);
+	free(t->kself);
+	free(t->kmap);
+	free(t->ktail);
+	free(t->kunsorted);
+	free(t->spare);
+	profile_free(t->spare_names);
+	t->leaf = t->kmap = t->ktail = NULL;
+	t->kvalue = t->kself = NULL;
+	t->kunsorted = NULL;
+	t->spare = NULL;
+	t->spare_cap = 0;
+	t->spare_names = NULL;
+	t->vi = vi;
+	numfmt_unit_init(&t->u, t->p, vi);
+	t->total_read = t->o->totals_read ? t->o->totals_read[vi] :
+	    t->o->total_read;
+	return tui_refilter(t, err, errlen);
+}
+
 struct report_tree *
 tui_build_tree(struct tui *t)
 {
 	struct report_tree *tree = report_tree_new();
 
-	if (report_tree_add(tree, t->p, t->vi, 0, 1.0) != 0) {
+	free(t->leaf);
+	t->leaf = xcalloc(t->nall + 1, sizeof *t->leaf);
+	if (report_tree_add_leaves(tree, t->p, t->vi, t->leaf) != 0) {
 		report_tree_free(tree);
+		free(t->leaf);
+		t->leaf = NULL;
 		return NULL;
 	}
 	report_tree_sort(tree, 1);
+	tui_preorder(tree, t->leaf, t->nall);
+	/* What tui_kept_tree() needs, at most the whole tree's size, taken
+	 * and touched now, while the browser opens: the first filter would
+	 * otherwise wait for the kernel to hand over some 100 MB (1.8M
+	 * nodes) page by page, which took longer than its work. */
+	t->kvalue = xmalloc(tree->nnodes * sizeof *t->kvalue);
+	t->kself = xmalloc(tree->nnodes * sizeof *t->kself);
+	t->kmap = xmalloc(tree->nnodes * sizeof *t->kmap);
+	t->ktail = xmalloc(tree->nnodes * sizeof *t->ktail);
+	t->kunsorted = xmalloc(tree->nnodes);
+	t->spare = xmalloc(tree->nnodes * sizeof *t->spare);
+	t->spare_cap = tree->nnodes;
+	memset(t->kvalue, 0, tree->nnodes * sizeof *t->kvalue);
+	memset(t->kself, 0, tree->nnodes * sizeof *t->kself);
+	memset(t->kmap, 0, tree->nnodes * sizeof *t->kmap);
+	memset(t->ktail, 0, tree->nnodes * sizeof *t->ktail);
+	memset(t->kunsorted, 0, tree->nnodes);
+	memset(t->spare, 0, tree->nnodes * sizeof *t->spare);
+	return tree;
+}
+
+static const struct report_tree *tui_sorting;	/* for qsort */
+
+/* Siblings by value, largest first, then name: report_tree_sort()'s
+ * order. */
+static int
+tui_cmp_sibling(const void *a, const void *b)
+{
+	const struct report_tree *t = tui_sorting;
+	const struct report_node *x = &t->nodes[*(const uint32_t *)a];
+	const struct report_node *y = &t->nodes[*(const uint32_t *)b];
+
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	return strcmp(report_tree_name(t, x), report_tree_name(t, y));
+}
+
+struct report_tree *
+tui_kept_tree(struct tui *t)
+{
+	const struct report_tree *w = t->whole;
+	const struct report_node *wn;
+	struct report_node *d;
+	struct report_tree *tree;
+	int64_t *value, *self;
+	uint32_t *map, *tail, *kids = NULL, id, up, c;
+	uint8_t *unsorted;
+	size_t i, k, m, n, cap = 0;
+	void *vp;
+
+	if (w == NULL || t->leaf == NULL || t->spare == NULL)
+		return NULL;
+	/* A few samples kept (f on a function, a thread): their own tree,
+	 * built as report.c builds one, costs less than a pass over every
+	 * node of the whole. */
+	for (k = 0, m = 0; k < t->p->nsamples && m < w->nnodes / 2; k++)
+		m += t->p->samples[k].nloc;
+	if (m < w->nnodes / 2) {
+		tree = report_tree_new();
+		if (report_tree_add(tree, t->p, t->vi, 0, 1.0) != 0) {
+			report_tree_free(tree);
+			return NULL;
+		}
+		report_tree_sort(tree, 1);
+		return tree;
+	}
+	wn = w->nodes;
+	/* All zero: the last call left them so. */
+	value = t->kvalue;
+	self = t->kself;
+	map = t->kmap;
+	tail = t->ktail;
+	unsorted = t->kunsorted;
+	/* Each sample's value at its last node, then every node's added
+	 * to its parent's: parents come first in WHOLE, so one pass back. */
+	for (k = 0; k < t->p->nsamples; k++) {
+		int64_t v = profile_sample_values(t->p,
+		    &t->all[t->kept[k]])[t->vi];
+
+		i = t->kept[k];
+		if (v <= 0)
+			continue;
+		value[t->leaf[i]] = profile_add_sat(value[t->leaf[i]], v);
+		if (t->selfish[i] && t->leaf[i] != 0)
+			self[t->leaf[i]] = profile_add_sat(self[t->leaf[i]], v);
+	}
+	for (i = w->nnodes; i-- > 1;)
+		value[wn[i].parent] = profile_add_sat(value[wn[i].parent],
+		    value[i]);
+
+	/* The nodes worth something, under WHOLE's names (a copy kept
+	 * from the last such tree, or interned again in the same order). */
+	tree = report_tree_new();
+	if (t->spare_names != NULL) {
+		profile_free(tree->names);
+		tree->names = t->spare_names;
+		t->spare_names = NULL;
+	} else {
+		for (i = tree->names->nstrings; i < w->names->nstrings; i++)
+			profile_intern(tree->names, w->names->strings[i]);
+	}
+	free(tree->nodes);
+	tree->nodes = d = t->spare;
+	tree->cap = t->spare_cap;
+	t->spare = NULL;
+	t->spare_cap = 0;
+	memset(&d[0], 0, sizeof d[0]);
+	d[0].name = wn[0].name;
+	d[0].value = value[0];
+	value[0] = 0;
+	tail[0] = 0;
+	unsorted[0] = 0;
+	map[0] = 0;
+	/* WHOLE is in preorder: one pass keeps that, each node's children
+	 * in the order they had, and notes the parents whose children no
+	 * longer are in order of value. */
+	tui_sorting = tree;
+	for (i = 1, id = 1; i < w->nnodes; i++) {
+		if (value[i] <= 0)
+			continue;
+		map[i] = id;
+		memset(&d[id], 0, sizeof d[id]);
+		d[id].name = wn[i].name;
+		d[id].depth = wn[i].depth;
+		d[id].value = value[i];
+		d[id].self = self[i];
+		value[i] = self[i] = 0;	/* ready for the next call */
+		tail[id] = 0;
+		unsorted[id] = 0;
+		d[id].parent = up = map[wn[i].parent];
+		if (tail[up] == 0)
+			d[up].child = id;
+		else {
+			d[tail[up]].next = id;
+			if (!unsorted[up] && tui_cmp_sibling(&tail[up], &id) > 0)
+				unsorted[up] = 1;
+		}
+		tail[up] = id++;
+	}
+	tree->nnodes = n = id;
+	for (i = 0; i < n; i++) {
+		if (!unsorted[i])
+			continue;
+		for (m = 0, c = d[i].child; c != 0; c = d[c].next) {
+			vp = kids;
+			xgrow(&vp, &cap, m + 1, sizeof *kids);
+			kids = vp;
+			kids[m++] = c;
+		}
+		qsort(kids, m, sizeof *kids, tui_cmp_sibling);
+		d[i].child = kids[0];
+		for (k = 0; k + 1 < m; k++)
+			d[kids[k]].next = kids[k + 1];
+		d[kids[m - 1]].next = 0;
+	}
+	tui_sorting = NULL;
+	free(kids);
 	return tree;
 }
 
 /* The nodes of O shown: the open nodes' children, depth first. */
-static void
+void
 tui_outline_rows(struct tui_outline *o)
 {
 	const struct report_node *n = o->t->nodes;
@@ -173,53 +393,6 @@ tui_outline_set(struct tui_outline *o, size_t row, int open)
 	tui_outline_rows(o);
 }
 
-long
-tui_outline_find(struct tui_outline *o, size_t from, const char *needle)
-{
-	const struct report_tree *t = o->t;
-	const struct report_node *n = t->nodes;
-	uint8_t *hit = xcalloc(t->names->nstrings, 1);
-	uint32_t c, start, a;
-	size_t i, steps;
-	long row = -1;
-	int found = 0;
-
-	/* One comparison per name, not per node. */
-	for (i = 0; i < t->names->nstrings; i++)
-		hit[i] = strcasestr(t->names->strings[i], needle) != NULL;
-	start = from < o->nrows ? o->rows[from] : n[0].child;
-	c = start;
-	for (steps = 0; steps < t->nnodes && c != 0; steps++) {
-		/* The next node in preorder, whether shown or not. */
-		if (n[c].child != 0)
-			c = n[c].child;
-		else {
-			while (c != 0 && n[c].next == 0)
-				c = n[c].parent;
-			c = c != 0 ? n[c].next : n[0].child;
-		}
-		if (hit[n[c].name]) {
-			found = 1;
-			break;
-		}
-		if (c == start)
-			break;
-	}
-	free(hit);
-	if (!found)
-		return -1;
-	for (a = n[c].parent; a != 0; a = n[a].parent)
-		o->open[a] = 1;
-	tui_outline_rows(o);
-	for (i = 0; i < o->nrows; i++) {
-		if (o->rows[i] == c) {
-			row = (long)i;
-			break;
-		}
-	}
-	return row;
-}
-
 /* The call tree (SUBJECT NULL) or the callers of SUBJECT into V. */
 int
 tui_fill_outline(struct tui *t, struct tui_view *v, const char *subject,
@@ -236,17 +409,27 @@ tui_fill_outline(struct tui *t, struct tui_view *v, const char *subject,
 	} else {
 		uint32_t fn = tui_find_name(t, subject);
 		struct profile sub = *t->p;
-		size_t i;
+		size_t i, k, f;
 
 		/* Only the samples with the function, when it is one (a VM
 		 * state is not): the same tree, at a fraction of the cost.
-		 * SUB shares everything with the profile but the list of
-		 * samples, and report.c only reads it. */
+		 * They are found in the lists of each sample's functions
+		 * (tui_index_frames()), read in order: a few milliseconds
+		 * for 100k stacks.  SUB shares everything with the profile
+		 * but the list of samples, and report.c only reads it. */
 		if (fn != 0) {
-			sub.nsamples = t->off[fn + 1] - t->off[fn];
-			sub.samples = xcalloc(sub.nsamples + 1, sizeof *sub.samples);
-			for (i = 0; i < sub.nsamples; i++)
-				sub.samples[i] = t->p->samples[t->uses[t->off[fn] + i]];
+			sub.samples = xcalloc(t->p->nsamples + 1,
+			    sizeof *sub.samples);
+			for (sub.nsamples = 0, k = 0; k < t->p->nsamples; k++) {
+				i = t->kept[k];
+				for (f = t->foff[i]; f < t->foff[i + 1]; f++) {
+					if (t->canon[t->fns[f]] == fn)
+						break;
+				}
+				if (f < t->foff[i + 1])
+					sub.samples[sub.nsamples++] =
+					    t->p->samples[k];
+			}
 		}
 		o->t = report_tree_new();
 		rc = report_tree_add_callers(o->t, &sub, t->vi, subject);

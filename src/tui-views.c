@@ -149,9 +149,13 @@ static int
 tui_value_width(const struct tui *t)
 {
 	char num[48];
-	int64_t most = t->o->total_read > t->total ? t->o->total_read : t->total;
+	int64_t most = t->total_read > t->total ? t->total_read : t->total;
 	int w = (int)strlen(numfmt_value(num, sizeof num, &t->u, most));
+	/* and the widest head, "*Self bytes" */
+	int head = 6 + (int)strlen(t->u.suffix);
 
+	if (w < head)
+		w = head;
 	return w < 8 ? 8 : w;
 }
 
@@ -204,6 +208,8 @@ tui_draw_row(struct tui *t, struct tui_view *v, size_t row, int y, int vw)
 		tui_print("%*s %*s %6" PRId64 "  ", vw, it->self ? a : "",
 		    vw, it->cum ? b : "", it->line);
 		tui_put(t, it->name, COLS - 2 * vw - 10, 0);
+	} else if (v->kind == TUI_TIMELINE || v->kind == TUI_ALLOCS) {
+		tui_put(t, v->items[row].name, COLS, 0);
 	} else if (v->kind == TUI_FLAT) {
 		const struct tui_item *it = &v->items[row];
 
@@ -232,11 +238,13 @@ static const char *const tui_keys[] = {
 	"a                annotated source lines of the function (needs --lines)",
 	"t or 3           threads: Enter keeps the one selected (as --thread)",
 	"l or 4           VM states and labels: Enter keeps one (as --tagfocus)",
-	"/                search names (as you type; Enter keeps it); n the next",
+	"w or 5           threads over time: busy, GVL wait, blocked, GC (--timeline)",
+	"m or 6           allocation sites (-m alloc);  v: the next sample type",
+	"/                search names as you type (a regex; case ignored unless",
+	"                 it has a capital); Enter keeps it; n N the next, previous",
 	"f                focus: keep samples with the function (as --focus)",
 	"i                ignore: drop samples with the function (as --ignore)",
-	"u                undo the last filter",
-	"?                these keys",
+	"u                undo the last filter;  ? these keys",
 	"Esc Backspace    back to the previous view",
 	"q                quit",
 };
@@ -285,11 +293,11 @@ tui_draw(struct tui *t)
 		tui_put(t, "Filters: none", COLS, 0);
 	else {
 		numfmt_value(a, sizeof a, &t->u, t->total);
-		numfmt_value(b, sizeof b, &t->u, t->o->total_read);
+		numfmt_value(b, sizeof b, &t->u, t->total_read);
 		char pct[32];
 
 		numfmt_pct(pct, sizeof pct, (double)t->total,
-		    (double)t->o->total_read);
+		    (double)t->total_read);
 		snprintf(line, sizeof line, "Filters: %s (kept %s of %s%s%s, %s)",
 		    t->desc, a, b, *t->u.suffix ? " " : "", t->u.suffix, pct);
 		tui_put(t, line, COLS, 0);
@@ -320,6 +328,12 @@ tui_draw(struct tui *t)
 	case TUI_HELP:
 		tui_print("Keys");
 		break;
+	case TUI_TIMELINE:
+	case TUI_ALLOCS:
+		tui_print("%s", v->kind == TUI_TIMELINE ? "Per thread, then "
+		    "the longest waits for the GVL" : "The leaf functions that "
+		    "allocated, by bytes, in every memory sample type");
+		break;
 	default:
 		tui_head(t, a, sizeof a, "Total", vw);
 		tui_print("%s %s", a, v->kind == TUI_THREADS ? "Thread" : "State or label");
@@ -331,13 +345,17 @@ tui_draw(struct tui *t)
 		tui_draw_help(TUI_TOP_LINES);
 	for (r = v->top; r < rows && r < v->top + page; r++)
 		tui_draw_row(t, v, r, TUI_TOP_LINES + (int)(r - v->top), vw);
-	if (rows == 0 && v->kind != TUI_HELP)
+	if (rows == 0 && (v->kind == TUI_TIMELINE || v->kind == TUI_ALLOCS))
+		mvaddstr(TUI_TOP_LINES, 1, "nothing to show for this sample "
+		    "type or these filters");
+	else if (rows == 0 && v->kind != TUI_HELP)
 		mvaddstr(TUI_TOP_LINES, 1, *t->desc ? "no samples match the filters" :
 		    "profile is empty: no samples");
 
 	move(LINES - 1, 0);
 	if (t->searching)
-		snprintf(line, sizeof line, "/%s", t->search);
+		snprintf(line, sizeof line, "/%s%s%s", t->search,
+		    *t->search_err ? "    " : "", t->search_err);
 	else if (*t->msg != '\0')
 		snprintf(line, sizeof line, "%s", t->msg);
 	else {
@@ -349,8 +367,9 @@ tui_draw(struct tui *t)
 			where = profile_str(t->p, t->p->functions[fn - 1].filename);
 		}
 		snprintf(line, sizeof line, v->kind == TUI_HELP ?
-		    "Esc back  q quit" : "%zu/%zu%s%s  ? keys  q quit",
-		    rows ? v->sel + 1 : 0, rows, *where ? "  " : "", where);
+		    "Esc back  q quit" : "%zu/%zu%s%s%s%s  ? keys  q quit",
+		    rows ? v->sel + 1 : 0, rows, *t->note ? "  " : "", t->note,
+		    *where ? "  " : "", where);
 	}
 	attron(A_REVERSE);
 	tui_put(t, line, COLS, 0);

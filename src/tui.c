@@ -83,23 +83,45 @@ tui_open(struct tui *t, enum tui_kind kind, const char *subject, uint64_t fn)
 	t->views[t->nviews++] = v;
 }
 
-/* After the filters changed: every view computed again, where it was. */
+/* View V computed again, where it was; when it has nothing to show now
+ * (the timeline of a sample type that is not a time), the status line
+ * says why. */
+static void
+tui_refill(struct tui *t, struct tui_view *v)
+{
+	char err[256];
+	size_t sel = v->sel, top = v->top;
+	char *subject = v->subject ? xstrdup(v->subject) : NULL;
+
+	if (tui_view_fill(t, v, subject, v->fn, err, sizeof err) != 0)
+		tui_say(t, "%s", err);
+	free(subject);
+	v->sel = sel;
+	v->top = top;
+}
+
+/* After the filters or the sample type changed: the view shown computed
+ * again, the ones under it when they are shown again (a stack of views
+ * each costing a table or a tree would make every filter slower). */
 static void
 tui_rebuild(struct tui *t)
 {
-	char err[256];
 	int i;
 
-	for (i = 0; i < t->nviews; i++) {
-		struct tui_view *v = &t->views[i];
-		size_t sel = v->sel, top = v->top;
-		char *subject = v->subject ? xstrdup(v->subject) : NULL;
+	for (i = 0; i < t->nviews - 1; i++)
+		t->views[i].stale = 1;
+	tui_refill(t, tui_top(t));
+}
 
-		tui_view_fill(t, v, subject, v->fn, err, sizeof err);
-		free(subject);
-		v->sel = sel;
-		v->top = top;
-	}
+/* Back to the view under the top one. */
+static void
+tui_pop(struct tui *t)
+{
+	if (t->nviews < 2)
+		return;
+	tui_view_release(&t->views[--t->nviews]);
+	if (tui_top(t)->stale)
+		tui_refill(t, tui_top(t));
 }
 
 /* Add the filter KIND ARG (f, i, Enter on a thread or a label). */
@@ -139,62 +161,34 @@ tui_filter_selected(struct tui *t, enum report_rule_kind kind)
 	free(arg);
 }
 
-/* Move the selection to the next row matching the search, from FROM
- * (itself too when SAME). */
-static int
-tui_search(struct tui *t, size_t from, int same)
-{
-	struct tui_view *v = tui_top(t);
-	size_t rows = tui_view_rows(v);
-	long r;
-
-	if (*t->search == '\0' || rows == 0)
-		return 0;
-	if (v->kind == TUI_TREE || v->kind == TUI_CALLERS) {
-		const struct report_node *n = &v->o.t->nodes[v->o.rows[from]];
-
-		if (same && strcasestr(report_tree_name(v->o.t, n), t->search))
-			r = (long)from;
-		else
-			r = tui_outline_find(&v->o, from, t->search);
-	} else if (v->kind == TUI_HELP)
-		return 0;
-	else
-		r = tui_items_find(v, same ? from + rows - 1 : from, t->search);
-	if (r < 0)
-		return -1;
-	v->sel = (size_t)r;
-	return 0;
-}
-
-/* A key while the / prompt is open; START is where the search began. */
+/* v: the next of the profile's sample types, every view computed again
+ * for it. */
 static void
-tui_search_key(struct tui *t, int ch, size_t start)
+tui_next_value(struct tui *t)
 {
-	size_t len = strlen(t->search);
+	const struct profile *p = t->p;
+	char err[256];
 
-	if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
-		t->searching = 0;
+	if (p->nvalue_types < 2) {
+		tui_say(t, "the profile has one sample type: %s",
+		    p->nvalue_types ? profile_str(p, p->value_types[0].type) :
+		    "none");
 		return;
 	}
-	if (ch == 27) {
-		t->searching = 0;
-		*t->search = '\0';
-		tui_top(t)->sel = start;
+	if (tui_set_value(t, (t->vi + 1) % p->nvalue_types, err,
+	    sizeof err) != 0) {
+		tui_say(t, "%s", err);
 		return;
 	}
-	if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
-		if (len > 0)
-			t->search[len - 1] = '\0';
-	} else if (ch >= 0x20 && ch < 0x100 && ch != 0x7f &&
-	    len + 1 < sizeof t->search) {
-		t->search[len] = (char)ch;
-		t->search[len + 1] = '\0';
-	} else
-		return;
-	tui_top(t)->sel = start;
-	if (tui_search(t, start, 1) != 0)
-		tui_say(t, "not found: %s", t->search);
+	*t->msg = '\0';
+	tui_rebuild(t);
+	snprintf(err, sizeof err, "%s", t->msg);
+	if (*err != '\0')
+		tui_say(t, "%s", err);	/* it names the type */
+	else
+		tui_say(t, "sample type %s (%zu of %zu; v the next)",
+		    profile_str(p, p->value_types[t->vi].type), t->vi + 1,
+		    p->nvalue_types);
 }
 
 /* Move the selection by DELTA rows, clamped. */
@@ -239,8 +233,7 @@ tui_enter(struct tui *t, int ch)
 		return;
 	}
 	if (ch == KEY_LEFT) {
-		if (t->nviews > 1)
-			tui_view_release(&t->views[--t->nviews]);
+		tui_pop(t);
 		return;
 	}
 	if (v->kind == TUI_FLAT && name != NULL)
@@ -251,7 +244,7 @@ tui_enter(struct tui *t, int ch)
 		tui_filter(t, (enum report_rule_kind)v->items[v->sel].kind,
 		    v->items[v->sel].arg);
 	else if (v->kind == TUI_HELP)
-		tui_view_release(&t->views[--t->nviews]);
+		tui_pop(t);
 }
 
 /* Handle key CH; 1 to leave the browser. */
@@ -276,8 +269,7 @@ tui_key(struct tui *t, int ch)
 		tui_enter(t, ch);
 		break;
 	case 27: case KEY_BACKSPACE: case 127: case 8:
-		if (t->nviews > 1)
-			tui_view_release(&t->views[--t->nviews]);
+		tui_pop(t);
 		break;
 	case 'c': case 'a':
 		name = tui_selected_name(t, v, &fn);
@@ -290,6 +282,9 @@ tui_key(struct tui *t, int ch)
 	case '2': case 'T': tui_open(t, TUI_TREE, NULL, 0); break;
 	case '3': case 't': tui_open(t, TUI_THREADS, NULL, 0); break;
 	case '4': case 'l': tui_open(t, TUI_LABELS, NULL, 0); break;
+	case '5': case 'w': tui_open(t, TUI_TIMELINE, NULL, 0); break;
+	case '6': case 'm': tui_open(t, TUI_ALLOCS, NULL, 0); break;
+	case 'v': tui_next_value(t); break;
 	case '?': tui_open(t, TUI_HELP, NULL, 0); break;
 	case 's': {
 		int i;
@@ -316,13 +311,11 @@ tui_key(struct tui *t, int ch)
 	case '/':
 		t->searching = 1;
 		*t->search = '\0';
+		*t->search_err = '\0';
+		tui_match_release(&t->match);
 		break;
-	case 'n':
-		if (*t->search == '\0')
-			tui_say(t, "nothing to search for: / first");
-		else if (tui_search(t, v->sel, 0) != 0)
-			tui_say(t, "not found: %s", t->search);
-		break;
+	case 'n': tui_search_again(t, 1); break;
+	case 'N': tui_search_again(t, -1); break;
 	case KEY_RESIZE:
 		break;
 	default:
@@ -403,6 +396,7 @@ tui_run(struct profile *p, const struct tui_opts *o)
 			break;	/* the end of input */
 		}
 		*t.msg = '\0';
+		*t.note = '\0';
 		if (t.searching)
 			tui_search_key(&t, ch, start);
 		else {

@@ -1,8 +1,10 @@
 /*
  * tui.h: "rperf report"'s terminal browser, drawn with ncurses: the flat
  * table, the call tree and the callers of a function, the threads, labels
- * and VM states, and a function's annotated source lines; filters added
- * by key mean what --focus, --ignore, --tagfocus and --thread mean.
+ * and VM states, a function's annotated source lines, a timeline's threads
+ * over time and a memory profile's allocation sites, for any of the
+ * profile's sample types; filters added by key mean what --focus,
+ * --ignore, --tagfocus and --thread mean.
  * cmd-report.c decides when to open it (a terminal, no output chosen).
  */
 #ifndef RPERF_TUI_H
@@ -18,7 +20,9 @@ struct tui_opts {
 	size_t value_index;		/* TEXT_VALUE_DEFAULT or an index */
 	const char *filters;		/* the command line's, or "" */
 	int64_t total_read;		/* the total before those filters */
+	const int64_t *totals_read;	/* the same per sample type, or NULL */
 	int sort_cum;			/* the flat table by cumulative value */
+	const char *source_dir;		/* --source-dir, or NULL */
 };
 
 /*

@@ -166,6 +166,38 @@ test_expect_success 'search finds a closed node and moves there; n the next' '
 	keys n && see "^6/7 "
 '
 
+test_expect_success 'n and N go round the matches and say when they wrap' '
+	browse k.folded &&
+	keys / o && keys Enter && see "^2/7 " &&
+	keys n && see "^5/7 " && keys n && see "^7/7 " &&
+	keys n && see "^2/7  search wrapped to the top " &&
+	keys N && see "^7/7  search wrapped to the bottom " &&
+	keys N && see "^5/7  \? keys" &&
+	keys 2 && see "^ +89.00 +89.0% +0.00    \+ work$" &&
+	keys / f i b && keys Enter && see "^3/7 " &&
+	keys N && see "^4/8  search wrapped to the bottom " &&
+	test_grep "^ +60.00 +60.0% +60.00          fib$" screen.txt
+'
+
+test_expect_success 'the search is a regex, case ignored unless it has a capital' '
+	browse k.folded &&
+	keys / && keys -l "^(gc|idle)\$" && keys Enter && see "^3/7 " &&
+	keys n && see "^4/7 " &&
+	keys / M O D U L E && keys Enter && see "^4/7  not found: MODULE " &&
+	keys / m o d u l e && keys Enter && see "^5/7 " &&
+	keys g / && keys -l "i.l" && keys Enter && see "^3/7 "
+'
+
+test_expect_success 'a bad regex is a message on the status line, not a crash' '
+	browse k.folded &&
+	keys / && keys -l "(fib" &&
+	see "^/\(fib +bad regex .\(fib.: " &&
+	keys Enter && see "^bad regex .\(fib.: " &&
+	keys j && see "^2/7 " &&
+	keys n && see "^bad regex .\(fib.: " &&
+	quit_ok
+'
+
 test_expect_success 'f keeps the samples with the function, i drops them, u undoes' '
 	browse k.folded && keys f &&
 	see "^Filters: --focus .\^fib\\$. \(kept 60.00 of 100.00 ms, 60.0%\)" &&
@@ -201,6 +233,9 @@ test_expect_success '? shows the keys; q leaves with status 0 and the screen bac
 	browse k.folded && keys "?" && see "^ q +quit" &&
 	test_grep "^ f +focus" screen.txt &&
 	test_grep "^ /" screen.txt &&
+	test_grep "n N the next, previous" screen.txt &&
+	test_grep "^ w or 5 .*(--timeline)" screen.txt &&
+	test_grep "^ m or 6 .*allocation sites.*v: the next sample type" screen.txt &&
 	keys Escape && see "^1/7 " &&
 	quit_ok
 '
@@ -278,6 +313,114 @@ test_expect_success 'a recorded profile: threads, labels, and the source lines o
 	see "Source of Object#burn \(burn.rb\)" &&
 	test_grep "^ +[0-9.]+ +[0-9.]+ +5      x \+= i$" screen.txt &&
 	test_grep "^ +1  def burn\(n\)$" screen.txt &&
+	quit_ok
+'
+
+test_expect_success 'source lines: the file is looked for beside the profile and in --source-dir' '
+	mkdir -p away/prof srcs &&
+	cp burn.rb srcs/ && cp burn.pb.gz away/prof/ &&
+	fresh && run "(cd away && \"$RPERF\" report prof/burn.pb.gz)" &&
+	see "^[0-9]+/[0-9]+ .*\? keys" &&
+	keys / b u r n && keys Enter && keys a &&
+	see "Source of Object#burn \(burn.rb: not readable\)" &&
+	see "^[0-9]+/[0-9]+  burn.rb is neither here nor beside the profile: --source-dir DIR " &&
+	test_grep "^ +[0-9.]+ +[0-9.]+ +5\$" screen.txt &&
+	quit_ok &&
+	fresh && run "(cd away && \"$RPERF\" report --source-dir ../srcs prof/burn.pb.gz)" &&
+	see "^[0-9]+/[0-9]+ .*\? keys" &&
+	keys / b u r n && keys Enter && keys a &&
+	see "Source of Object#burn \(../srcs/burn.rb\)" &&
+	test_grep "^ +[0-9.]+ +[0-9.]+ +5      x \+= i$" screen.txt &&
+	quit_ok &&
+	cp burn.rb away/prof/ &&
+	fresh && run "(cd away && \"$RPERF\" report prof/burn.pb.gz)" &&
+	see "^[0-9]+/[0-9]+ .*\? keys" &&
+	keys / b u r n && keys Enter && keys a &&
+	see "Source of Object#burn \(prof/burn.rb\)" &&
+	test_grep "^ +1  def burn\(n\)$" screen.txt &&
+	quit_ok
+'
+
+cat >waits.rb <<'EOF2'
+def burn(n)
+  x = 0
+  i = 0
+  while i < n
+    x += i
+    i += 1
+  end
+  x
+end
+t = Thread.new do
+  Thread.current.name = "cruncher"
+  burn(3_000_000)
+end
+burn(3_000_000)
+t.join
+EOF2
+
+test_expect_success 'a timeline profile: w shows each thread as --stdio does' '
+	"$RPERF" record -q -m wall --timeline -o waits.pb.gz waits.rb &&
+	"$RPERF" report --stdio waits.pb.gz >stdio &&
+	grep "^  [0-9]* (cruncher) " stdio >row &&
+	browse waits.pb.gz && keys w &&
+	see "Threads over time" &&
+	see "^Timeline \(per thread, ms\):" &&
+	test_grep "Running +GVL wait +Blocked +GC" screen.txt &&
+	grep -F -x -f row screen.txt &&
+	test_grep "^Longest GVL waits" screen.txt &&
+	# the samples kept are the ones summed: one thread, the other gone
+	keys Escape t && see "cruncher" &&
+	keys / c r u n && keys Enter && keys Enter &&
+	see "^Filters: --thread [0-9]+ " &&
+	keys w && see "^Timeline" && test_grep "(cruncher)" screen.txt &&
+	test_grep ! "^  1 " screen.txt &&
+	quit_ok
+'
+
+test_expect_success 'w without sample times, m without allocations: a message' '
+	browse k.folded && keys w &&
+	see "no sample times: record with --timeline" &&
+	keys m && see "not a memory profile: record with -m alloc" &&
+	test_grep "Functions$" screen.txt &&
+	quit_ok
+'
+
+cat >mem.rb <<'EOF2'
+def make_strings(n)
+  a = []
+  n.times { |i| a << "s#{i}" * 3 }
+  a
+end
+def make_hashes(n)
+  n.times.map { |i| { i => i } }
+end
+keep = make_strings(50_000)
+make_hashes(30_000)
+EOF2
+
+test_expect_success 'a memory profile: v cycles the sample types, m the allocation sites' '
+	"$RPERF" record -q -m alloc -o mem.pb.gz mem.rb &&
+	for s in alloc_objects alloc_space inuse_objects inuse_space; do
+		"$RPERF" report --stdio --sample-index $s mem.pb.gz |
+		sed -n "s/^Total: *//p" | sed "s/[()]/\\\\&/g" >total.$s || return 1
+	done &&
+	browse mem.pb.gz &&
+	see "Total $(cat total.alloc_space) " &&
+	keys v && see "Total $(cat total.inuse_objects) " &&
+	see "^sample type inuse_objects \(3 of 4; v the next\)" &&
+	keys v && see "Total $(cat total.inuse_space) " &&
+	keys v && see "Total $(cat total.alloc_objects) " &&
+	keys v && see "Total $(cat total.alloc_space) " &&
+	# the table follows: the top function by bytes allocated, as --stdio
+	"$RPERF" report --stdio --sample-index alloc_space mem.pb.gz >stdio &&
+	sed -n "/^Flat profile/{n;n;p;q;}" stdio | sed "s/^.*%  //; s/  .*//" >top &&
+	grep -q . top &&
+	sed -n 4p screen.txt | sed "s/^.*%  //" >row && test_cmp top row &&
+	keys m && see "^Allocation sites \(top [0-9]+ of [0-9]+, by bytes allocated\):" &&
+	sed -n "/^Allocation sites/{n;n;p;q;}" stdio >site &&
+	grep -F -x -f site screen.txt &&
+	test_grep "Objects +Bytes +In use +In use bytes +Function" screen.txt &&
 	quit_ok
 '
 

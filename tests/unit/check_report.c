@@ -1,8 +1,8 @@
 /*
  * check_report.c: unit tests for report.c: each filter kind and how they
  * combine, label matching by decimal text, bad arguments, the description
- * of the filters, and the merged call tree and its text, and the inverted
- * tree of one function's callers.
+ * of the filters, and the merged call tree and its text, each sample's
+ * last node in it, and the inverted tree of one function's callers.
  */
 #include <check.h>
 #include <errno.h>
@@ -342,6 +342,55 @@ START_TEST(test_tree_callers)
 }
 END_TEST
 
+START_TEST(test_tree_leaves)
+{
+	struct profile *p = tu_sample_profile();
+	struct report_tree *t = report_tree_new(), *u = report_tree_new();
+	uint32_t *leaf = calloc(p->nsamples + 1, sizeof *leaf), n;
+	int64_t *sum;
+	size_t i;
+
+	/* A sample worth nothing has no last node. */
+	p->value_pool[p->samples[1].value_off + 1] = 0;
+	ck_assert_int_eq(report_tree_add_leaves(t, p, 1, leaf), 0);
+	ck_assert_int_eq(report_tree_add(u, p, 1, 0, 1.0), 0);
+	/* The same tree as report_tree_add() builds. */
+	ck_assert_uint_eq(t->nnodes, u->nnodes);
+	for (i = 0; i < t->nnodes; i++) {
+		ck_assert_int_eq(t->nodes[i].value, u->nodes[i].value);
+		ck_assert_int_eq(t->nodes[i].self, u->nodes[i].self);
+	}
+	ck_assert_uint_eq(leaf[1], 0);
+	/* Sample 0 is <main>;Object#work;Foo::Bar#baz, and its path ends
+	 * there; sample 3 (Kernel#sleep, blocked) at the state above it. */
+	ck_assert_str_eq(report_tree_name(t, &t->nodes[leaf[0]]), "Foo::Bar#baz");
+	n = t->nodes[leaf[0]].parent;
+	ck_assert_str_eq(report_tree_name(t, &t->nodes[n]), "Object#work");
+	n = t->nodes[n].parent;
+	ck_assert_str_eq(report_tree_name(t, &t->nodes[n]), "<main>");
+	ck_assert_uint_eq(t->nodes[n].parent, 0);
+	ck_assert_str_eq(report_tree_name(t, &t->nodes[leaf[3]]), "[GVL blocked]");
+	/* Each sample's value at its last node, added up from the last
+	 * node to the first (a parent's id is smaller), is every node's. */
+	sum = calloc(t->nnodes, sizeof *sum);
+	for (i = 0; i < p->nsamples; i++) {
+		if (leaf[i] != 0)
+			sum[leaf[i]] += profile_sample_values(p, &p->samples[i])[1];
+	}
+	for (i = t->nnodes; i-- > 1;) {
+		ck_assert_uint_lt(t->nodes[i].parent, i);
+		sum[t->nodes[i].parent] += sum[i];
+	}
+	for (i = 0; i < t->nnodes; i++)
+		ck_assert_int_eq(sum[i], t->nodes[i].value);
+	free(sum);
+	free(leaf);
+	report_tree_free(t);
+	report_tree_free(u);
+	profile_free(p);
+}
+END_TEST
+
 /* The test suite. */
 static Suite *
 report_suite(void)
@@ -357,6 +406,7 @@ report_suite(void)
 	tcase_add_test(tc, test_tree_deep);
 	tcase_add_test(tc, test_tree_shape);
 	tcase_add_test(tc, test_tree_callers);
+	tcase_add_test(tc, test_tree_leaves);
 	suite_add_tcase(s, tc);
 	return s;
 }
