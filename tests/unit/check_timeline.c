@@ -305,9 +305,10 @@ START_TEST(test_summary)
 	    "      0.00          0.00          8.00         20.00\n"));
 	ck_assert_ptr_nonnull(strstr(out, "\n  5/1                               5.00    "
 	    "      0.00          0.00          0.00          5.00\n"));
-	/* main's one wait, [10, 15] ms: the worker ran [10, 12] of it */
+	/* main's one wait, [10, 15] ms: the worker held the GVL through
+	 * it, running [10, 12], sweeping [12, 20] */
 	ck_assert_ptr_nonnull(strstr(out, "\n         10.00          5.00  1 (main)"
-	    "                  2 (worker), 2.00\n"));
+	    "                  2 (worker), 5.00\n"));
 	free(out);
 	profile_free(p);
 }
