@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "json.h"
 #include "numfmt.h"
 #include "timeline-svg.h"
@@ -60,24 +61,19 @@ tsvg_name(struct tsvg *w, uint64_t fn)
 {
 	const struct profile *p = w->p;
 	str_id id = fn != 0 && fn <= p->nfunctions ? p->functions[fn - 1].name : 0;
-	const char *name = profile_str(p, id);
-	size_t k;
+	char buf[FRAMES_NAME_MAX];
+	const char *name;
 
 	if (w->name_out[id] != 0)
 		return w->name_out[id] - 1;
-	if (*name == '\0')
-		name = "[unknown]";
-	/* A real frame must not pass for a VM state. */
-	for (k = 0; k < PROFILE_NSTATES; k++) {
-		if (strcmp(name, profile_states[k].frame) == 0) {
-			char *alt = xstrdup(name);
+	/* A real frame must not pass for a VM state (frames.h). */
+	name = frames_name(profile_str(p, id), buf);
+	if (name == buf) {
+		char *alt = xstrdup(buf);
 
-			alt[0] = '(';
-			alt[strlen(alt) - 1] = ')';
-			w->owned = xrealloc(w->owned, (w->nowned + 1) * sizeof *w->owned);
-			w->owned[w->nowned++] = alt;
-			name = alt;
-		}
+		w->owned = xrealloc(w->owned, (w->nowned + 1) * sizeof *w->owned);
+		w->owned[w->nowned++] = alt;
+		name = alt;
 	}
 	w->names = xrealloc(w->names, (w->nnames + 1) * sizeof *w->names);
 	w->names[w->nnames++] = name;
