@@ -26,6 +26,7 @@
 
 #include "error.h"
 #include "pprof.h"
+#include "pprof-samples.h"
 #include "profile.pb-c.h"
 #include "xmalloc.h"
 
@@ -178,8 +179,7 @@ pprof_write(const struct profile *p, FILE *fp, char *err, size_t errlen)
 	Perftools__Profiles__Function *fn = NULL, **fnp = NULL;
 	Perftools__Profiles__Location *loc = NULL, **locp = NULL;
 	Perftools__Profiles__Line *line = NULL, **linep = NULL;
-	Perftools__Profiles__Sample *smp = NULL, **smpp = NULL;
-	Perftools__Profiles__Label *lab = NULL, **labp = NULL;
+	Perftools__Profiles__Profile head = PERFTOOLS__PROFILES__PROFILE__INIT;
 	int64_t *comments = NULL;
 	struct pprof_out *o;
 	size_t i;
@@ -245,36 +245,12 @@ pprof_write(const struct profile *p, FILE *fp, char *err, size_t errlen)
 	}
 	m.location = locp;
 
-	if (p->nlabel_pool != 0) {
-		lab = xcalloc(p->nlabel_pool, sizeof *lab);
-		labp = xcalloc(p->nlabel_pool, sizeof *labp);
-	}
-	for (i = 0; i < p->nlabel_pool; i++) {
-		perftools__profiles__label__init(&lab[i]);
-		lab[i].key = p->label_pool[i].key;
-		lab[i].str = p->label_pool[i].str;
-		lab[i].num = p->label_pool[i].num;
-		lab[i].num_unit = p->label_pool[i].num_unit;
-		labp[i] = &lab[i];
-	}
-	m.n_sample = p->nsamples;
-	if (p->nsamples != 0) {
-		smp = xcalloc(p->nsamples, sizeof *smp);
-		smpp = xcalloc(p->nsamples, sizeof *smpp);
-	}
-	for (i = 0; i < p->nsamples; i++) {
-		const struct profile_sample *s = &p->samples[i];
-
-		perftools__profiles__sample__init(&smp[i]);
-		smp[i].n_location_id = s->nloc;
-		smp[i].location_id = (uint64_t *)profile_sample_locs(p, s);
-		smp[i].n_value = p->nvalue_types;
-		smp[i].value = (int64_t *)profile_sample_values(p, s);
-		smp[i].n_label = s->nlabel;
-		smp[i].label = labp ? labp + s->label_off : NULL;
-		smpp[i] = &smp[i];
-	}
-	m.sample = smpp;
+	/* The samples (field 2) are encoded by hand (pprof-samples.h): the
+	 * message goes out as field 1, the samples, then fields 3 on. */
+	head.n_sample_type = m.n_sample_type;
+	head.sample_type = m.sample_type;
+	m.n_sample_type = 0;
+	m.sample_type = NULL;
 
 	m.n_string_table = p->nstrings;
 	m.string_table = p->strings;
@@ -305,6 +281,8 @@ pprof_write(const struct profile *p, FILE *fp, char *err, size_t errlen)
 	}
 	o->zs.next_out = o->buf;
 	o->zs.avail_out = sizeof o->buf;
+	perftools__profiles__profile__pack_to_buffer(&head, &o->base);
+	pprof_samples_pack(p, &o->base);
 	perftools__profiles__profile__pack_to_buffer(&m, &o->base);
 	pprof_out_drain(o);
 	if (o->failed == 0)
@@ -332,10 +310,6 @@ out:
 	free(locp);
 	free(line);
 	free(linep);
-	free(smp);
-	free(smpp);
-	free(lab);
-	free(labp);
 	free(comments);
 	return rc;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "frames.h"
 #include "report.h"
 #include "xmalloc.h"
 
@@ -493,26 +494,13 @@ static uint32_t *
 report_tree_names(struct report_tree *t, const struct profile *p)
 {
 	uint32_t *ids = xcalloc(p->nfunctions + 1, sizeof *ids);
-	size_t i, k;
+	char buf[FRAMES_NAME_MAX];
+	size_t i;
 
-	for (i = 0; i < p->nfunctions; i++) {
-		const char *name = profile_str(p, p->functions[i].name);
-		char *alt = NULL;
-
-		if (*name == '\0')
-			name = "[unknown]";
-		/* A real frame must not pass for a VM state, nor the root. */
-		for (k = 0; k < PROFILE_NSTATES; k++) {
-			if (strcmp(name, profile_states[k].frame) == 0) {
-				alt = xstrdup(name);
-				alt[0] = '(';
-				alt[strlen(alt) - 1] = ')';
-				name = alt;
-			}
-		}
-		ids[i] = profile_intern(t->names, name);
-		free(alt);
-	}
+	/* A real frame must not pass for a VM state (frames.h). */
+	for (i = 0; i < p->nfunctions; i++)
+		ids[i] = profile_intern(t->names, frames_name(profile_str(p,
+		    p->functions[i].name), buf));
 	return ids;
 }
 
@@ -538,17 +526,17 @@ static int
 report_tree_add_to(struct report_tree *t, const struct profile *p, size_t vi,
     int base, double scale, uint32_t *leaf)
 {
-	uint32_t *ids, states[2];
-	size_t i, k, nstates;
+	uint32_t *ids;
+	size_t i;
 
 	if (vi >= p->nvalue_types)
 		return 0;
 	ids = report_tree_names(t, p);
 	for (i = 0; i < p->nsamples; i++) {
 		const struct profile_sample *s = &p->samples[i];
-		const uint64_t *locs = profile_sample_locs(p, s);
-		int64_t w = profile_sample_values(p, s)[vi];
-		uint32_t node = 0, j;
+		int64_t w = profile_sample_values(p, s)[vi], f;
+		struct frames_walk fw;
+		uint32_t node = 0;
 
 		if (leaf != NULL)
 			leaf[i] = 0;
@@ -556,28 +544,29 @@ report_tree_add_to(struct report_tree *t, const struct profile *p, size_t vi,
 			continue;
 		if (base && scale != 1.0)
 			w = (int64_t)((double)w * scale + 0.5);
-		nstates = report_state_frames(p, s, states);
 		if (base)
 			t->nodes[0].base = profile_add_sat(t->nodes[0].base,
 			    w);
 		else
 			t->nodes[0].value = profile_add_sat(
 			    t->nodes[0].value, w);
-		for (j = s->nloc, k = 0;;) {
+		/* Root first, the VM states on top (frames.h). */
+		frames_walk_begin(&fw, p, s);
+		while ((f = frames_walk_next(&fw)) != 0) {
 			uint32_t name;
 			struct report_node *n;
 
-			if (j > 0) {
+			if (f > 0) {
 				uint64_t fn = profile_location_function_id(p,
-				    locs[--j]);
+				    (uint64_t)f);
 
 				if (fn == 0)
 					continue;
 				name = ids[fn - 1];
-			} else if (k < nstates)
-				name = states[k++];
-			else
-				break;
+			} else {
+				/* Tree names 1 to 4 are the states. */
+				name = (uint32_t)-f;
+			}
 			node = report_tree_child(t, node, name, !base);
 			if (node == 0 && t->full) {
 				free(ids);
@@ -591,7 +580,7 @@ report_tree_add_to(struct report_tree *t, const struct profile *p, size_t vi,
 				n->base = profile_add_sat(n->base, w);
 			else
 				n->value = profile_add_sat(n->value, w);
-			if (!base && j == 0 && k == nstates)
+			if (!base && frames_walk_done(&fw))
 				n->self = profile_add_sat(n->self, w);
 		}
 		if (leaf != NULL)

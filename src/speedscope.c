@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "frames.h"
 #include "json.h"
 #include "speedscope-int.h"
 #include "speedscope.h"
@@ -126,9 +127,8 @@ speedscope_number(struct speedscope *w)
 	w->open = xcalloc(w->cap + 1, sizeof *w->open);
 }
 
-/* Write one frame: a function's name (a real function that a VM state
- * would be mistaken for in parentheses, as the flame graph does), its
- * file and line when known. */
+/* Write one frame: a function's name as the flame graph shows it
+ * (frames.h), its file and line when known. */
 static void
 speedscope_frame(struct speedscope *w, uint64_t loc)
 {
@@ -136,23 +136,11 @@ speedscope_frame(struct speedscope *w, uint64_t loc)
 	const struct profile_location *l = &p->locations[loc - 1];
 	const struct profile_function *f = l->function != 0 &&
 	    l->function <= p->nfunctions ? &p->functions[l->function - 1] : NULL;
-	const char *name = f != NULL ? profile_str(p, f->name) : "";
-	char *alt = NULL;
-	size_t k;
+	char buf[FRAMES_NAME_MAX];
+	const char *name = frames_name(f != NULL ? profile_str(p, f->name) : "", buf);
 
-	if (*name == '\0')
-		name = "[unknown]";
-	for (k = 0; k < PROFILE_NSTATES; k++) {
-		if (strcmp(name, profile_states[k].frame) == 0) {
-			alt = xstrdup(name);
-			alt[0] = '(';
-			alt[strlen(alt) - 1] = ')';
-			name = alt;
-		}
-	}
 	fputs("{\"name\":", w->fp);
 	json_write_string(w->fp, name, JSON_XML_SAFE);
-	free(alt);
 	if (f != NULL && f->filename != 0) {
 		fputs(",\"file\":", w->fp);
 		json_write_string(w->fp, profile_str(p, f->filename), JSON_XML_SAFE);
@@ -189,21 +177,18 @@ speedscope_frames(struct speedscope *w)
 size_t
 speedscope_stack(struct speedscope *w, const struct profile_sample *s)
 {
-	const uint64_t *locs = profile_sample_locs(w->p, s);
-	struct profile_vm_state st = profile_sample_state(w->p, s);
+	struct frames_walk fw;
 	size_t n = 0;
-	uint32_t j;
+	int64_t f;
 
-	for (j = s->nloc; j-- > 0; ) {
-		uint64_t l = locs[j];
-
-		if (l != 0 && l <= w->p->nlocations && w->loc_frame[l] != 0)
-			w->stack[n++] = w->loc_frame[l] - 1;
+	/* The states' frames are the first four, in profile_states order. */
+	frames_walk_begin(&fw, w->p, s);
+	while ((f = frames_walk_next(&fw)) != 0) {
+		if (f < 0)
+			w->stack[n++] = (uint32_t)(-f - 1);
+		else if (w->loc_frame[f] != 0)
+			w->stack[n++] = w->loc_frame[f] - 1;
 	}
-	if (st.gvl_state >= 0)
-		w->stack[n++] = (uint32_t)st.gvl_state;
-	if (st.gc_state >= 0)
-		w->stack[n++] = (uint32_t)st.gc_state;
 	return n;
 }
 

@@ -3,9 +3,9 @@
  *
  * The threads' spans (timeline.c) are merged into pieces of at least a
  * tenth of a pixel at the full view and written as compact JSON data: the
- * frame names once, the stacks once (leaf first, the first few frames),
- * then per thread its pieces as (start, length, state, stack, mix) in
- * microseconds and its marks; the inline script (timeline-svg-script.c)
+ * frame names once, the stacks once as a tree of nodes (a frame under its
+ * caller), then per thread its pieces as (start, length, state, stack,
+ * mix) in microseconds and its marks; the inline script (timeline-svg-script.c)
  * lays out and draws only what the current view needs, merging again at
  * the pixel.  Every string goes through the JSON escaper with
  * JSON_XML_SAFE, which keeps the script's CDATA section and the XML
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "json.h"
 #include "numfmt.h"
 #include "timeline-svg.h"
@@ -28,24 +29,29 @@
 #define TSVG_LABEL 170
 #define TSVG_LANE 22
 #define TSVG_MARK_ROW 16
-#define TSVG_MARK_LEVELS 3
+/* Overlapping marks stack into as many rows as they need, up to this
+ * many (beyond, the last row takes the rest): a lane stays on screen
+ * whatever a program marks. */
+#define TSVG_MARK_ROWS_MAX 64
 #define TSVG_BOTTOM (34 + 14 * (TIMELINE_SVG_STACK_FRAMES + 3))
 
 extern const char timeline_svg_css[], timeline_svg_js[];
 
-/* The names and stacks written once for the whole file. */
+/* The names and stacks written once for the whole file.  The stacks are
+ * a tree: a node is a frame's name under its caller's node (node 0, the
+ * root, has none), so that a stack is one node, its leaf, and stacks
+ * that share callers share their nodes.  The script walks a stack up
+ * from its leaf for the hover, and the search tests each node's name
+ * once and passes a match down to its callees. */
 struct tsvg {
 	const struct profile *p;
 	uint32_t *name_out;	/* profile string id -> name index + 1 */
 	const char **names;	/* the names written, in order */
 	char **owned;		/* names made here, to free */
 	size_t nnames, nowned;
-	uint32_t *pool;		/* the stacks' frames, back to back */
-	size_t npool;
-	size_t *off;		/* stack -> its frames in pool */
-	uint32_t *len, *depth;	/* frames kept, frames it had */
-	size_t nstacks;
-	size_t *slot;		/* hash of the stacks: index + 1, 0 free */
+	uint32_t *parent, *name;	/* node -> its caller's node, its name */
+	size_t nnodes, cap;
+	size_t *slot;		/* hash of (parent, name): node + 1, 0 free */
 	size_t nslots;
 };
 
@@ -55,24 +61,19 @@ tsvg_name(struct tsvg *w, uint64_t fn)
 {
 	const struct profile *p = w->p;
 	str_id id = fn != 0 && fn <= p->nfunctions ? p->functions[fn - 1].name : 0;
-	const char *name = profile_str(p, id);
-	size_t k;
+	char buf[FRAMES_NAME_MAX];
+	const char *name;
 
 	if (w->name_out[id] != 0)
 		return w->name_out[id] - 1;
-	if (*name == '\0')
-		name = "[unknown]";
-	/* A real frame must not pass for a VM state. */
-	for (k = 0; k < PROFILE_NSTATES; k++) {
-		if (strcmp(name, profile_states[k].frame) == 0) {
-			char *alt = xstrdup(name);
+	/* A real frame must not pass for a VM state (frames.h). */
+	name = frames_name(profile_str(p, id), buf);
+	if (name == buf) {
+		char *alt = xstrdup(buf);
 
-			alt[0] = '(';
-			alt[strlen(alt) - 1] = ')';
-			w->owned = xrealloc(w->owned, (w->nowned + 1) * sizeof *w->owned);
-			w->owned[w->nowned++] = alt;
-			name = alt;
-		}
+		w->owned = xrealloc(w->owned, (w->nowned + 1) * sizeof *w->owned);
+		w->owned[w->nowned++] = alt;
+		name = alt;
 	}
 	w->names = xrealloc(w->names, (w->nnames + 1) * sizeof *w->names);
 	w->names[w->nnames++] = name;
@@ -80,19 +81,14 @@ tsvg_name(struct tsvg *w, uint64_t fn)
 	return (uint32_t)w->nnames - 1;
 }
 
-/* A stack's hash. */
+/* The hash of node (PARENT, NAME). */
 static size_t
-tsvg_hash(const uint32_t *f, uint32_t n, uint32_t depth)
+tsvg_hash(uint32_t parent, uint32_t name)
 {
-	uint64_t h = 1469598103934665603ULL ^ depth;
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ f[i]) * 1099511628211ULL;
-	return (size_t)(h ^ (h >> 29));
+	return (size_t)profile_mix(((uint64_t)parent << 32) | name);
 }
 
-/* Double the stacks' hash table. */
+/* Double the nodes' hash table. */
 static void
 tsvg_rehash(struct tsvg *w)
 {
@@ -101,8 +97,8 @@ tsvg_rehash(struct tsvg *w)
 	free(w->slot);
 	w->slot = xcalloc(n, sizeof *w->slot);
 	w->nslots = n;
-	for (i = 0; i < w->nstacks; i++) {
-		size_t h = tsvg_hash(w->pool + w->off[i], w->len[i], w->depth[i]) & (n - 1);
+	for (i = 1; i < w->nnodes; i++) {
+		size_t h = tsvg_hash(w->parent[i], w->name[i]) & (n - 1);
 
 		while (w->slot[h] != 0)
 			h = (h + 1) & (n - 1);
@@ -110,37 +106,41 @@ tsvg_rehash(struct tsvg *w)
 	}
 }
 
-/* The stack index of sample S: its first frames, leaf first, and how
- * deep it was; added when new. */
-static size_t
+/* The node of NAME called from node PARENT, added when new. */
+static uint32_t
+tsvg_node(struct tsvg *w, uint32_t parent, uint32_t name)
+{
+	size_t h, k;
+
+	if (2 * (w->nnodes + 1) > w->nslots)
+		tsvg_rehash(w);
+	h = tsvg_hash(parent, name) & (w->nslots - 1);
+	for (; (k = w->slot[h]) != 0; h = (h + 1) & (w->nslots - 1)) {
+		if (w->parent[k - 1] == parent && w->name[k - 1] == name)
+			return (uint32_t)k - 1;
+	}
+	if (w->nnodes == w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 1024;
+		w->parent = xrealloc(w->parent, w->cap * sizeof *w->parent);
+		w->name = xrealloc(w->name, w->cap * sizeof *w->name);
+	}
+	w->parent[w->nnodes] = parent;
+	w->name[w->nnodes] = name;
+	w->slot[h] = ++w->nnodes;
+	return (uint32_t)w->nnodes - 1;
+}
+
+/* The leaf node of sample S's stack (0, the root, for an empty one). */
+static uint32_t
 tsvg_stack(struct tsvg *w, const struct profile_sample *s)
 {
 	const uint64_t *locs = profile_sample_locs(w->p, s);
-	uint32_t f[TIMELINE_SVG_STACK_FRAMES], n = 0, j;
-	size_t h, k;
+	uint32_t node = 0, j;
 
-	for (j = 0; j < s->nloc && n < TIMELINE_SVG_STACK_FRAMES; j++)
-		f[n++] = tsvg_name(w, profile_location_function_id(w->p, locs[j]));
-	if (2 * (w->nstacks + 1) > w->nslots)
-		tsvg_rehash(w);
-	h = tsvg_hash(f, n, s->nloc) & (w->nslots - 1);
-	for (; (k = w->slot[h]) != 0; h = (h + 1) & (w->nslots - 1)) {
-		k--;
-		if (w->len[k] == n && w->depth[k] == s->nloc &&
-		    memcmp(w->pool + w->off[k], f, n * sizeof *f) == 0)
-			return k;
-	}
-	w->off = xrealloc(w->off, (w->nstacks + 1) * sizeof *w->off);
-	w->len = xrealloc(w->len, (w->nstacks + 1) * sizeof *w->len);
-	w->depth = xrealloc(w->depth, (w->nstacks + 1) * sizeof *w->depth);
-	w->pool = xrealloc(w->pool, (w->npool + n + 1) * sizeof *w->pool);
-	memcpy(w->pool + w->npool, f, n * sizeof *f);
-	w->off[w->nstacks] = w->npool;
-	w->len[w->nstacks] = n;
-	w->depth[w->nstacks] = s->nloc;
-	w->npool += n;
-	w->slot[h] = ++w->nstacks;
-	return w->nstacks - 1;
+	for (j = s->nloc; j-- > 0; )
+		node = tsvg_node(w, node, tsvg_name(w,
+		    profile_location_function_id(w->p, locs[j])));
+	return node;
 }
 
 /* Spans merged for the view: where they begin and end, the time of each
@@ -170,7 +170,7 @@ tsvg_piece(struct tsvg *w, FILE *fp, const struct tsvg_piece *pc, size_t n,
 		if (pc->dur[k] > pc->dur[state])
 			state = k;
 	}
-	fprintf(fp, "%s%" PRId64 ",%" PRId64 ",%d,%zu,", n == 0 ? "" : n % 8 == 0 ?
+	fprintf(fp, "%s%" PRId64 ",%" PRId64 ",%d,%" PRIu32 ",", n == 0 ? "" : n % 8 == 0 ?
 	    ",\n" : ",", tsvg_us(pc->start), tsvg_us(pc->end) - tsvg_us(pc->start),
 	    state, tsvg_stack(w, &w->p->samples[pc->sample]));
 	if (states > 1) {
@@ -201,13 +201,14 @@ tsvg_lane_name(FILE *fp, int64_t pid, int64_t thread, const char *name)
 }
 
 /* Write the marks of thread (PID, THREAD) of TL, at least GRAIN long,
- * each on the first of the rows where it fits (the last row when none
- * does); returns how many rows they take. */
+ * each on the first row where it fits (marks come by start, the longer
+ * first, so one that holds another is above it); returns how many rows
+ * they take. */
 static int
 tsvg_marks(FILE *fp, const struct timeline *tl, int64_t pid, int64_t thread,
     int64_t grain)
 {
-	int64_t row_end[TSVG_MARK_LEVELS];
+	int64_t row_end[TSVG_MARK_ROWS_MAX];
 	size_t i, n = 0;
 	int rows = 0, r;
 
@@ -219,11 +220,13 @@ tsvg_marks(FILE *fp, const struct timeline *tl, int64_t pid, int64_t thread,
 			continue;
 		for (r = 0; r < rows && row_end[r] > m->start; r++)
 			;
-		if (r == TSVG_MARK_LEVELS)
-			r = TSVG_MARK_LEVELS - 1;
+		if (r == TSVG_MARK_ROWS_MAX)
+			r = TSVG_MARK_ROWS_MAX - 1;
+		/* (on the last row, full, a mark may overlap: the later end) */
 		if (r == rows)
-			rows++;
-		row_end[r] = m->end;
+			row_end[rows++] = m->end;
+		else if (row_end[r] < m->end)
+			row_end[r] = m->end;
 		fprintf(fp, "%s[%" PRId64 ",%" PRId64 ",%d,", n++ == 0 ? "" : ",\n",
 		    tsvg_us(m->start), tsvg_us(m->end) - tsvg_us(m->start), r);
 		json_write_string(fp, m->name, JSON_XML_SAFE);
@@ -338,25 +341,20 @@ tsvg_data(struct tsvg *w, FILE *fp, const struct timeline *tl, int width,
 		abort();
 
 	fprintf(fp, "var tl = {\"width\":%d,\"top\":%d,\"label\":%d,\"lane\":%d,"
-	    "\"markRow\":%d,\"start\":%" PRId64 ",\"end\":%" PRId64 ",\"unit\":",
-	    width, TSVG_TOP, TSVG_LABEL, TSVG_LANE, TSVG_MARK_ROW, tsvg_us(start),
-	    tsvg_us(end));
+	    "\"markRow\":%d,\"frames\":%d,\"start\":%" PRId64 ",\"end\":%" PRId64
+	    ",\"unit\":", width, TSVG_TOP, TSVG_LABEL, TSVG_LANE, TSVG_MARK_ROW,
+	    TIMELINE_SVG_STACK_FRAMES, tsvg_us(start), tsvg_us(end));
 	json_write_string(fp, u->suffix, JSON_XML_SAFE);
 	fputs(",\n\"names\":[", fp);
 	for (i = 0; i < w->nnames; i++) {
 		fputs(i == 0 ? "" : i % 8 == 0 ? ",\n" : ",", fp);
 		json_write_string(fp, w->names[i], JSON_XML_SAFE);
 	}
-	fputs("],\n\"stacks\":[", fp);
-	for (i = 0; i < w->nstacks; i++) {
-		uint32_t k;
-
-		fprintf(fp, "%s[%" PRIu32, i == 0 ? "" : i % 8 == 0 ? ",\n" : ",",
-		    w->depth[i]);
-		for (k = 0; k < w->len[i]; k++)
-			fprintf(fp, ",%" PRIu32, w->pool[w->off[i] + k]);
-		fputc(']', fp);
-	}
+	/* The nodes as (parent, name) pairs; the root's name is -1. */
+	fputs("],\n\"nodes\":[0,-1", fp);
+	for (i = 1; i < w->nnodes; i++)
+		fprintf(fp, "%s%" PRIu32 ",%" PRIu32, i % 16 == 0 ? ",\n" : ",",
+		    w->parent[i], w->name[i]);
 	fputs("],\n\"lanes\":[", fp);
 	fwrite(lanes, 1, len, fp);
 	fputs("]};\n", fp);
@@ -434,6 +432,11 @@ timeline_svg_write(const struct profile *p, FILE *fp,
 	memset(&w, 0, sizeof w);
 	w.p = p;
 	w.name_out = xcalloc(p->nstrings + 1, sizeof *w.name_out);
+	/* Node 0, the root: in no hash slot, so no frame ever finds it. */
+	w.cap = 1024;
+	w.parent = xcalloc(w.cap, sizeof *w.parent);
+	w.name = xcalloc(w.cap, sizeof *w.name);
+	w.nnodes = 1;
 	/* Out of memory aborts, as xmalloc does. */
 	if ((mem = open_memstream(&data, &len)) == NULL)
 		abort();
@@ -461,6 +464,11 @@ timeline_svg_write(const struct profile *p, FILE *fp,
 	}
 	fputs("</text>\n", fp);
 	fprintf(fp, "<text id=\"unzoom\" class=\"btn off\" x=\"10\" y=\"64\">Reset Zoom</text>\n");
+	/* The search box, as in the flame graph: a regex over the frames. */
+	fprintf(fp, "<foreignObject x=\"100\" y=\"50\" width=\"200\" height=\"22\">"
+	    "<input xmlns=\"http://www.w3.org/1999/xhtml\" id=\"term\" type=\"search\" "
+	    "placeholder=\"search (regex)\"/></foreignObject>\n");
+	fprintf(fp, "<text id=\"matched\" x=\"308\" y=\"64\"> </text>\n");
 	fprintf(fp, "<g id=\"legend\"></g>\n<g id=\"axis\"></g>\n<g id=\"lanes\"></g>\n");
 	fprintf(fp, "<rect id=\"sel\" x=\"0\" y=\"%d\" width=\"0\" height=\"%d\"/>\n",
 	    TSVG_TOP - 16, lanes_h + 16);
@@ -477,10 +485,8 @@ timeline_svg_write(const struct profile *p, FILE *fp,
 	free(w.owned);
 	free(w.names);
 	free(w.name_out);
-	free(w.pool);
-	free(w.off);
-	free(w.len);
-	free(w.depth);
+	free(w.parent);
+	free(w.name);
 	free(w.slot);
 	timeline_release(&tl);
 	if (fflush(fp) != 0 || ferror(fp)) {

@@ -3,10 +3,15 @@
  * FILE.svg).  One self-contained file like the flame graph: a lane per
  * thread, coloured by VM state along time (running, GVL wait, GVL
  * blocked, GC marking, GC sweeping; idle where the thread has no sample),
- * each thread's user marks as labelled spans in a row below its lane, a
- * time axis, a legend; hovering shows the state, duration, time and stack
- * under the pointer, a click zooms into what was clicked, a drag into the
- * range dragged, and "Reset Zoom" or Escape goes back.
+ * each thread's user marks as labelled spans in rows below its lane (as
+ * many rows as overlapping marks need), a time axis, a legend; hovering
+ * shows the state, duration, time and stack under the pointer, a click
+ * zooms into what was clicked, a drag into the range dragged, and "Reset
+ * Zoom" or Escape goes back.  A search box, as in the flame graph, takes
+ * a regex and draws the pieces whose stack has a matching frame in the
+ * search colour in every lane, and the share of the threads' time they
+ * hold ("Matched: N%"; a piece of several spans counts by the stack of
+ * its longest span).
  */
 #ifndef RPERF_TIMELINE_SVG_H
 #define RPERF_TIMELINE_SVG_H

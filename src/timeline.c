@@ -236,7 +236,8 @@ timeline_wait_cmp(const void *a, const void *b)
 	return x->span->start < y->span->start ? -1 : x->span->start > y->span->start;
 }
 
-/* How long TH ran within [S, E]. */
+/* How long TH held the GVL within [S, E]: it ran or collected garbage
+ * (Ruby's GC runs on the thread that holds the GVL). */
 static int64_t
 timeline_running_in(const struct timeline_thread *th, int64_t s, int64_t e)
 {
@@ -256,7 +257,8 @@ timeline_running_in(const struct timeline_thread *th, int64_t s, int64_t e)
 		const struct timeline_span *sp = &th->spans[i];
 		int64_t a = sp->start > s ? sp->start : s, b = sp->end < e ? sp->end : e;
 
-		if (sp->state == TIMELINE_RUNNING && b > a)
+		if (sp->state != TIMELINE_GVL_BLOCKED && sp->state != TIMELINE_GVL_WAIT &&
+		    b > a)
 			sum += b - a;
 	}
 	return sum;

@@ -86,8 +86,9 @@ size_t timeline_cut(struct profile *p, int64_t from_ns, int64_t to_ns);
 /*
  * The per-thread summary of the text report: for each thread its busy
  * time, GVL wait, blocked and GC time, and the longest GVL waits with the
- * thread that ran meanwhile (the one whose running spans overlap the wait
- * most), at most TOP of them.  Values in U.
+ * thread that held the GVL meanwhile (the one whose running or GC spans
+ * overlap the wait most: GC runs on the GVL's holder), at most TOP of
+ * them.  Values in U.
  */
 void timeline_write_summary(const struct profile *p, const struct timeline *tl,
     FILE *fp, const struct numfmt_unit *u, size_t top);

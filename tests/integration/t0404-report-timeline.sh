@@ -378,8 +378,18 @@ main = [n for n in lanes if n.startswith('thread 1')][0]
 marking = [r for r in runs(main, 3) if gc[1] + off - tol <= r[0] and r[1] <= gc[2] + off + tol]
 assert marking, ('gc', runs(main, 3), gc)
 assert not [r for r in runs('thread 2 (cpu)', 1) if r[1] - r[0] > 1]
-stacks = [[tl['names'][i] for i in s[1:]] for s in tl['stacks']]
+# A piece's stack is its leaf node; a node is (caller's node, name).
+nodes = tl['nodes']
+def stack(n):
+    out = []
+    while n:
+        out.append(tl['names'][nodes[2 * n + 1]])
+        n = nodes[2 * n]
+    return out
+stacks = [stack(n) for n in range(len(nodes) // 2)]
+assert all(nodes[2 * n] < n for n in range(1, len(nodes) // 2)), 'a caller after its callee'
 assert any(s[:2] == ['Kernel#sleep', 'Object#nap'] for s in stacks), stacks
+assert any(s[:2] == ['Kernel#sleep', 'Object#nap'] for s in map(stack, lanes['thread 3 (sleeper)']['p'][3::5]))
 rm = [m for m in lanes['thread 4 (reader)']['m'] if m[3].startswith('read ')]
 assert [m[3] for m in rm] == ['read 1', 'read 2', 'read 3'], rm
 for m, r in zip(rm, reads):
@@ -417,6 +427,41 @@ assert lanes[\"thread 9\"][\"p\"] == []
 assert lanes[\"thread 2 (cpu)\"][\"rows\"] == 0
 " m.tl.json &&
 	python3 check_svg.py m.tl.json times.json "$TOL_MS"
+'
+
+# Eight marks on the cpu thread: six nested, one straddling the end of
+# the outer ones, one after them.
+test_expect_success 'SVG timeline: overlapping marks take as many rows as they need' '
+	cp t.pb.gz r.pb.gz &&
+	python3 addcomment.py r.pb.gz \
+		"mark: 0 2 100000000 600000000 level 0" \
+		"mark: 0 2 120000000 580000000 level 1" \
+		"mark: 0 2 140000000 560000000 level 2" \
+		"mark: 0 2 160000000 540000000 level 3" \
+		"mark: 0 2 180000000 520000000 level 4" \
+		"mark: 0 2 200000000 500000000 level 5" \
+		"mark: 0 2 590000000 650000000 straddle" \
+		"mark: 0 2 610000000 690000000 after" &&
+	"$RPERF" report --timeline -o r.svg r.pb.gz &&
+	python3 -c "import sys, xml.dom.minidom as m; m.parse(sys.argv[1])" r.svg &&
+	python3 tldata.py r.svg >r.tl.json &&
+	python3 -c "
+import json, sys
+tl = json.load(open(sys.argv[1]))
+lanes = {l[\"name\"]: l for l in tl[\"lanes\"]}
+cpu = lanes[\"thread 2 (cpu)\"]
+got = [(m[0], m[1], m[2], m[3]) for m in cpu[\"m\"]]
+want = [(100000 + 20000 * k, 500000 - 40000 * k, k, \"level %d\" % k) for k in range(6)]
+want += [(590000, 60000, 1, \"straddle\"), (610000, 80000, 0, \"after\")]
+assert got == want, got
+assert cpu[\"rows\"] == 6, cpu[\"rows\"]
+assert lanes[\"thread 4 (reader)\"][\"rows\"] == 1
+h = int(open(sys.argv[2]).read().split(\"height=\\\"\", 1)[1].split(\"\\\"\", 1)[0])
+# the SVG grows by the rows: 22 a lane, 16 a mark row
+rows = sum(l[\"rows\"] for l in tl[\"lanes\"])
+print(\"height\", h, \"lanes\", len(tl[\"lanes\"]), \"mark rows\", rows)
+assert h == tl[\"top\"] + 22 * len(tl[\"lanes\"]) + 16 * rows + 34 + 14 * 11, h
+" r.tl.json r.svg
 '
 
 test_expect_success 'report --timeline --from --to: the view is the window' '
@@ -649,6 +694,60 @@ cat >bigcheck.js <<'JS'
 })();
 JS
 
+cat >rcheck.js <<'JS'
+(function () {
+	var out = [];
+	function lane(name) {
+		for (var i = 0; i < tl.lanes.length; i++) if (tl.lanes[i].name === name) return i;
+		return -1;
+	}
+	function all(sel) { return Array.prototype.slice.call(document.querySelectorAll(sel)); }
+	function texts(sel) { return all(sel).map(function (t) { return t.textContent; }).join('|'); }
+	/* Type TERM into the search box; the note and each lane's matched rects. */
+	function type(term) {
+		var t = document.getElementById('term'), n = [];
+		t.value = term;
+		t.dispatchEvent(new Event('input', { bubbles: true }));
+		for (var l = 0; l < tl.lanes.length; l++)
+			n.push(all('#lanes rect.st[data-match][data-lane="' + l + '"]').length);
+		return document.getElementById('matched').textContent + ' ' + n.join(',');
+	}
+	try {
+		out.push('errors=' + errs.length + ' ' + errs.join('|'));
+		var c = lane('thread 2 (cpu)'), ys = {}, bot = 0;
+		all('#lanes rect.mk[data-lane="' + c + '"]').forEach(function (r) {
+			ys[r.getAttribute('y')] = 1;
+			bot = Math.max(bot, +r.getAttribute('y') + +r.getAttribute('height'));
+		});
+		out.push('rows=' + Object.keys(ys).length + ' laneh=' + (laneY[c + 1] - laneY[c]) +
+		    ' fits=' + (bot <= laneY[c + 1] + 2));
+		out.push('marktexts=' + texts('#lanes text.mkt'));
+		out.push('nap=' + type('nap'));
+		out.push('all=' + type('burn|read|sleep'));
+		var s = lane('thread 3 (sleeper)'), r = all('#lanes rect.st[data-match][data-lane="' + s + '"]')[0];
+		zoomTo(+r.getAttribute('data-t0') - 1000, +r.getAttribute('data-t1') + 1000);
+		out.push('zoomed=' + all('#lanes rect.st[data-match]').length + ' ' +
+		    document.getElementById('unzoom').getAttribute('class'));
+		unzoom();
+		out.push('cleared=' + type(''));
+		out.push('badregex=' + type('(').replace(/ [0-9,]*$/, ''));
+		out.push('none=' + type('no such frame at all').replace(/ [0-9,]*$/, ' ' +
+		    all('#lanes rect.st[data-match]').length));
+		out.push('end');
+	} catch (e) {
+		out.push('exception=' + e);
+	}
+	var pre = document.createElement('pre');
+	pre.id = 'result';
+	pre.textContent = out.join('\n');
+	document.body.appendChild(pre);
+})();
+JS
+
+cat >rshot.js <<'JS'
+search('nap|read');
+JS
+
 if test -z "$CHROMIUM"; then
 	test_skip 'the SVG timeline in a browser' 'no chromium: apt-get install chromium'
 else
@@ -683,6 +782,57 @@ else
 		z=$(sed -n "s/^zoomed=//p" big.res) && test "$z" -gt 10 &&
 		f=$(sed -n "s/^full=//p" big.res) && test "$f" -gt 100 &&
 		ms=$(sed -n "s/^ms=//p" big.res) && test "$ms" -lt 15000
+	'
+
+	test_expect_success 'SVG timeline in Chromium: mark rows, search in every lane' '
+		wrap r.svg r.html rcheck.js &&
+		chrome_dom "file://$TRASH/r.html" | results >r.res &&
+		cat r.res &&
+		test_grep "^errors=0 $" r.res &&
+		test_grep "^rows=6 laneh=118 fits=true$" r.res &&
+		test_grep "^marktexts=level 0\|level 1\|level 2\|level 3\|level 4\|level 5\|(straddle|str[a-z]*\.\.)\|(after|af[a-z]*\.\.)\|read 1\|read 2\|read 3$" r.res &&
+		test_grep "^nap=Matched: [0-9.]+% 0,0,[1-9][0-9]*,0$" r.res &&
+		test_grep "^all=Matched: [0-9.]+% [1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*,[1-9][0-9]*$" r.res &&
+		test_grep "^zoomed=[1-9][0-9]* btn$" r.res &&
+		test_grep "^cleared=  0,0,0,0$" r.res &&
+		test_grep "^badregex=Matched: [0-9.]+%$" r.res &&
+		test_grep "^none=Matched: 0.0% 0$" r.res &&
+		python3 -c "
+import json, re, sys
+tl = json.load(open(sys.argv[1]))
+res = open(sys.argv[2]).read()
+nodes = tl[\"nodes\"]
+def matches(n, rx):
+    while n:
+        if re.search(rx, tl[\"names\"][nodes[2 * n + 1]]):
+            return True
+        n = nodes[2 * n]
+    return False
+for key, rx in ((\"nap\", \"nap\"), (\"all\", \"burn|read|sleep\")):
+    got = float(re.search(\"^%s=Matched: ([0-9.]+)%%\" % key, res, re.M).group(1))
+    hit = total = 0
+    for l in tl[\"lanes\"]:
+        p = l[\"p\"]
+        for i in range(0, len(p), 5):
+            d = sum(l[\"x\"][p[i + 4] - 1]) if p[i + 4] else p[i + 1]
+            total += d
+            hit += d if matches(p[i + 3], rx) else 0
+    want = 100.0 * hit / total
+    print(key, got, \"want %.3f\" % want)
+    assert abs(got - want) <= 0.051, (key, got, want)
+    assert 0 < want < 100
+" r.tl.json r.res
+	'
+
+	test_expect_success 'a screenshot of the SVG timeline with a search and mark rows' '
+		h=$(sed -n "2s/.* height=\"\([0-9]*\)\".*/\1/p" r.svg) &&
+		wrap r.svg rshot.html rshot.js &&
+		chrome_shot "file://$TRASH/rshot.html" r.png 1200 "$h" &&
+		python3 pngcolors.py r.png 170 90 1190 $((h - 200)) >r.colors &&
+		cat r.colors &&
+		for c in 230,0,230 250,214,110 232,128,60 140,150,180; do
+			grep -q "^$c " r.colors || { echo "no $c" >&2; false; } || return 1
+		done
 	'
 
 	test_expect_success 'a screenshot of the SVG timeline shows the states' '

@@ -1,6 +1,7 @@
 /*
  * check_pprof.c: unit tests for the pprof reader and writer (pprof.c):
- * byte-exact round trips, a Go-style profile built here by hand, and
+ * byte-exact round trips, the hand-encoded samples against protobuf-c's
+ * own packing, a Go-style profile built here by hand, and
  * hostile input (every truncation, byte flips, bad ids, huge declared
  * lengths, decompression bombs, the fuzzers' regressions) that must be
  * rejected with a message and never crash.
@@ -237,6 +238,90 @@ START_TEST(test_round_trip)
 	free(b);
 	profile_free(p);
 	profile_free(q);
+}
+END_TEST
+
+/* The samples are encoded by hand (pprof-samples.c): the bytes must be
+ * protobuf-c's own for the same message.  protobuf-c reads them, and
+ * packing what it read gives them back unchanged; samples that cross the
+ * encoder's blocks, one larger than a block, empty stacks, negative and
+ * zero fields, labels of every shape. */
+START_TEST(test_samples_as_protobuf_c)
+{
+	static const char *const types[] = { "samples", "cpu", "delta" };
+	static const char *const units[] = { "count", "nanoseconds", "count" };
+	static const char *const frames[] = { "<main>", "Object#work", "Foo::Bar#baz", NULL };
+	struct profile *p = profile_new();
+	Perftools__Profiles__Profile *m;
+	uint64_t *big = xcalloc(20000, sizeof *big);
+	uint8_t *gz, *raw, *again;
+	size_t gzlen, rawlen, len, i, k;
+	int64_t v[3];
+
+	profile_set_value_types(p, 3, types, units);
+	for (i = 0; i < 3000; i++) {
+		struct profile_label l[4];
+		size_t n = 0;
+
+		l[n++] = tu_label(p, "thread", NULL, (int64_t)(i % 7));
+		if (i % 3 == 0)
+			l[n++] = tu_label(p, "timestamp", NULL, (int64_t)i * 1000003);
+		if (i % 5 == 0)
+			l[n++] = tu_label(p, "delta", NULL, -(int64_t)i - 1);
+		if (i % 11 == 0) {
+			l[n] = tu_label(p, "bytes", NULL, (int64_t)i << 40);
+			l[n++].num_unit = profile_intern(p, "bytes");
+		}
+		if (i % 13 == 0)
+			l[n++] = tu_label(p, "%GVL", "wait", 0);
+		if (i % 17 == 0)
+			memset(&l[n++], 0, sizeof l[0]);	/* all zero */
+		tu_add(p, frames + (i % 3), 1, (int64_t)i * 1000, l, n);
+	}
+	/* tu_add sets two values; a third, negative or zero, by hand */
+	for (i = 0; i < p->nsamples; i++)
+		p->value_pool[p->samples[i].value_off + 2] = i % 4 == 0 ? 0 : -(int64_t)i;
+	v[0] = 1;
+	v[1] = INT64_MAX;
+	v[2] = INT64_MIN;
+	profile_add_sample(p, NULL, 0, v, NULL, 0);
+	for (k = 0; k < 20000; k++)
+		big[k] = 1 + k % p->nlocations;
+	profile_add_sample(p, big, 20000, v, NULL, 0);
+
+	gz = encode(p, &gzlen);
+	raw = zconvert(gz, gzlen, &rawlen, 0);
+	m = perftools__profiles__profile__unpack(NULL, rawlen, raw);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_eq(m->n_sample, p->nsamples);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct profile_sample *s = &p->samples[i];
+		const struct profile_label *l = profile_sample_labels(p, s);
+
+		ck_assert_uint_eq(m->sample[i]->n_location_id, s->nloc);
+		ck_assert_uint_eq(m->sample[i]->n_value, 3);
+		ck_assert_uint_eq(m->sample[i]->n_label, s->nlabel);
+		for (k = 0; k < s->nloc; k++)
+			ck_assert_uint_eq(m->sample[i]->location_id[k],
+			    profile_sample_locs(p, s)[k]);
+		for (k = 0; k < 3; k++)
+			ck_assert_int_eq(m->sample[i]->value[k], profile_sample_values(p, s)[k]);
+		for (k = 0; k < s->nlabel; k++) {
+			ck_assert_int_eq(m->sample[i]->label[k]->key, l[k].key);
+			ck_assert_int_eq(m->sample[i]->label[k]->str, l[k].str);
+			ck_assert_int_eq(m->sample[i]->label[k]->num, l[k].num);
+			ck_assert_int_eq(m->sample[i]->label[k]->num_unit, l[k].num_unit);
+		}
+	}
+	again = pack(m, &len);
+	ck_assert_uint_eq(len, rawlen);
+	ck_assert(memcmp(again, raw, len) == 0);
+	perftools__profiles__profile__free_unpacked(m, NULL);
+	free(again);
+	free(raw);
+	free(gz);
+	free(big);
+	profile_free(p);
 }
 END_TEST
 
@@ -762,6 +847,7 @@ pprof_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_round_trip_raw_and_empty);
+	tcase_add_test(tc, test_samples_as_protobuf_c);
 	tcase_add_test(tc, test_go_profile);
 	tcase_add_test(tc, test_bad_ids);
 	tcase_add_test(tc, test_huge_lengths);
