@@ -478,7 +478,9 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	if (td != NULL && td->mn && (event & (RUBY_INTERNAL_THREAD_EVENT_RESUMED |
 	    RUBY_INTERNAL_THREAD_EVENT_SUSPENDED)) && data->thread == rb_thread_current())
 		sampler_thread_mn_run(td, (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) != 0);
-	if (td != NULL && td->ractor != 0)
+	/* (Its kernel thread is the caller's when it is the current one.) */
+	if (td != NULL && td->ractor != 0 && (!(event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) ||
+	    data->thread == rb_thread_current()))
 		sampler_ractor_holding(td, (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) != 0);
 	else if (td != NULL && atomic_load(&sampler.noting))
 		sampler_tick_holder(td->vm_thread,

@@ -46,6 +46,10 @@
 /* Ractors numbered; more share the last number. */
 #define SAMPLER_RACTORS		256
 
+/* Slots taken: none in a program without Ractors or M:N threads of
+ * other Ractors, where the tick and the job look no further. */
+static atomic_int sampler_slots_taken;
+
 static struct sampler_ractor_slot {
 	atomic_int tid;		/* holding its lock (0: not, or free) */
 	atomic_int used;	/* taken by a thread record */
@@ -99,6 +103,7 @@ sampler_ractor_start(char *err, size_t errlen)
 		sampler_key_made = 1;
 	}
 	rb_ractor_local_storage_ptr_set(sampler_key, &sampler_main_mark);
+	atomic_store(&sampler_slots_taken, 0);
 	for (i = 0; i < SAMPLER_RACTOR_SLOTS; i++) {
 		atomic_store(&sampler_slots[i].tid, 0);
 		atomic_store(&sampler_slots[i].used, 0);
@@ -233,6 +238,18 @@ sampler_ractor_of(int seq, const char **name)
 	return r;
 }
 
+/* The kernel id of the calling thread (one system call per native
+ * thread: an M:N thread moves between them). */
+static pid_t
+sampler_ractor_gettid(void)
+{
+	static __thread pid_t tid;
+
+	if (tid == 0)
+		tid = (pid_t)syscall(SYS_gettid);
+	return tid;
+}
+
 void
 sampler_ractor_holding(struct sampler_thread *td, int on)
 {
@@ -247,14 +264,16 @@ sampler_ractor_holding(struct sampler_thread *td, int on)
 			int zero = 0;
 
 			if (atomic_compare_exchange_strong(&sampler_slots[i].used, &zero, 1)) {
+				atomic_fetch_add(&sampler_slots_taken, 1);
 				td->slot = i;
 				break;
 			}
 		}
 		if (td->slot < 0)
 			return;
-		td->tid = (pid_t)syscall(SYS_gettid);
 	}
+	if (on)
+		td->tid = sampler_ractor_gettid();
 	atomic_store(&sampler_slots[td->slot].tid, on ? (int)td->tid : 0);
 }
 
@@ -266,6 +285,7 @@ sampler_ractor_release(struct sampler_thread *td)
 	atomic_store(&sampler_slots[td->slot].tid, 0);
 	atomic_store(&sampler_slots[td->slot].due, 0);
 	atomic_store(&sampler_slots[td->slot].used, 0);
+	atomic_fetch_sub(&sampler_slots_taken, 1);
 	td->slot = -1;
 }
 
@@ -306,6 +326,8 @@ sampler_ractor_tick(void)
 {
 	int i, tid;
 
+	if (atomic_load_explicit(&sampler_slots_taken, memory_order_relaxed) == 0)
+		return;
 	for (i = 0; i < SAMPLER_RACTOR_SLOTS; i++) {
 		if (!atomic_load_explicit(&sampler_slots[i].used, memory_order_relaxed) ||
 		    (tid = atomic_load(&sampler_slots[i].tid)) == 0)
@@ -336,6 +358,8 @@ sampler_ractor_forward(struct sampler_thread *td)
 {
 	int i, tid, zero;
 
+	if (atomic_load_explicit(&sampler_slots_taken, memory_order_relaxed) == 0)
+		return;
 	for (i = 0; i < SAMPLER_RACTOR_SLOTS; i++) {
 		if (i == td->slot || !atomic_load_explicit(&sampler_slots[i].due,
 		    memory_order_relaxed))

@@ -100,7 +100,7 @@ text_capture_line(const struct profile *p, FILE *fp)
 
 /*
  * cpu mode: the process's CPU time no sample bills, when there is any to
- * speak of (a millisecond, or 1%): time that would otherwise vanish
+ * speak of (10 ms, or 1%): time that would otherwise vanish
  * without a word (threads rperf could not reach, see rperf-record(1)).
  */
 static void
@@ -115,7 +115,7 @@ text_print_unattributed(const struct profile *p, FILE *fp)
 	if (u == NULL || c == NULL || sscanf(u, "%lld", &un) != 1 ||
 	    sscanf(c, "%lld", &proc) != 1 || proc <= 0)
 		return;
-	if (un < 1000000 && un * 100 < proc)
+	if (un < 10000000 && un * 100 < proc)
 		return;
 	numfmt_pct(pct, sizeof pct, (double)un, (double)proc);
 	fprintf(fp, "%-10s%s ms of the process's %s ms of CPU (%s) not billed to any sample\n",

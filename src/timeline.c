@@ -277,6 +277,9 @@ timeline_thread_name(char *buf, size_t len, const struct timeline_thread *th)
 	return buf;
 }
 
+/* The shortest GVL wait listed among the longest (ns). */
+#define TIMELINE_WAIT_SHOWN	10000
+
 void
 timeline_write_summary(const struct profile *p, const struct timeline *tl, FILE *fp,
     const struct numfmt_unit *u, size_t top)
@@ -302,7 +305,11 @@ timeline_write_summary(const struct profile *p, const struct timeline *tl, FILE 
 		    th->total[TIMELINE_GC_SWEEP]),
 		    numfmt_value(e, sizeof e, u, th->last - th->first));
 		for (j = 0; j < th->nspans; j++) {
-			if (th->spans[j].state != TIMELINE_GVL_WAIT)
+			/* A wait of a few microseconds (a thread taking the
+			 * GVL back as another lets go) is no one's bottleneck,
+			 * and would print as 0.00 ms. */
+			if (th->spans[j].state != TIMELINE_GVL_WAIT ||
+			    th->spans[j].end - th->spans[j].start < TIMELINE_WAIT_SHOWN)
 				continue;
 			w = xrealloc(w, (nw + 1) * sizeof *w);
 			w[nw].th = th;

@@ -10,32 +10,39 @@ label_ns() {
 	"$RPERF" report --tagfocus "$2" --format folded "$1" | awk '{ s += $NF } END { printf "%.0f\n", s }'
 }
 
+# Billed CPU time $1 against the process's $2 (getrusage, which also
+# counts rperf's start and the profile's writing, up to a tenth of a
+# second of CPU, more under the sanitizers): at most that, at least 85%.
+within_bounds() {
+	awk -v b="$1" -v c="$2" "BEGIN { if (b > c * 1.005 || b < c * 0.85) { printf \"billed %.0f of %.0f\\n\", b, c > \"/dev/stderr\"; exit 1 } }"
+}
+
 # A figure of "rperf stat --json" output $1.
 stat_fig() {
 	tr ',{}' '\n\n\n' <"$1" | sed -n "s/^\"$2\"://p"
 }
 
-# Whether Ractor rK of profile $1 got K times r1's time, within 12% (the
-# work is in that ratio; four Ractors on two cores beside other tests
-# vary in speed by some percent).
-ractor_shares() {
-	r1=$(label_ns "$1" ractor_name=r1) &&
+test_expect_success 'cpu mode: every Ractor is sampled, more work more time' '
+	"$RPERF" record -q -o r.pb -- -W0 "$FIXTURES/ractors.rb" 1500000 >out &&
+	test_grep "^done" out &&
+	r1=$(label_ns r.pb ractor_name=r1) &&
+	r4=$(label_ns r.pb ractor_name=r4) &&
+	echo "r1 $r1 r4 $r4" &&
 	num_ge "$r1" 20000000 &&
-	for k in 2 3 4; do
-		rk=$(label_ns "$1" ractor_name=r$k) &&
-		echo "r$k: $rk (r1: $r1)" &&
-		within_pct "$rk" $((r1 * k)) 12 || return 1
-	done
-}
+	num_ge "$r4" $((r1 * 2))
+'
 
-# The best of three runs: one run can meet a burst of other load.
-test_expect_success 'cpu mode: each Ractor gets its share of the work (1:2:3:4)' '
-	for run in 1 2 3; do
-		"$RPERF" record -q -o r.pb -- -W0 "$FIXTURES/ractors.rb" 1500000 >out &&
-		test_grep "^done" out &&
-		ractor_shares r.pb && exit 0
+# The bound, in percent (see t0207).
+bound=1
+[ -n "${RPERF_SANITIZERS:-}" ] && bound=3
+
+test_expect_success 'cpu mode: each Ractor thread is billed its own CPU time' '
+	for k in 1 2 3 4; do
+		seen=$(sed -n "s/^r$k //p" out) &&
+		billed=$(label_ns r.pb ractor_name=r$k) &&
+		echo "r$k: seen $seen billed $billed" &&
+		within_pct "$billed" "$seen" $bound || exit 1
 	done
-	exit 1
 '
 
 test_expect_success 'Ractors are labelled with their number and name; the main one is not' '
@@ -60,8 +67,8 @@ test_expect_success 'cpu mode: the program total is the process CPU time (Ractor
 	    -v c="$(stat_fig stat.json gc_sweeping_ms)" "BEGIN { printf \"%.0f\", (a + b + c) * 1e6 }") &&
 	unbilled=$(awk -v u="$(stat_fig stat.json unbilled_cpu_ms)" "BEGIN { printf \"%.0f\", u * 1e6 }") &&
 	echo "process $cpu billed $billed unbilled $unbilled" &&
-	within_pct "$billed" "$cpu" 5 &&
-	test "$unbilled" -lt $((cpu / 50))
+	within_bounds "$billed" "$cpu" &&
+	test "$unbilled" -lt $((billed / 50))
 '
 
 test_expect_success 'wall mode: every Ractor is sampled, with its lock waits' '
@@ -89,8 +96,10 @@ test_expect_success 'M:N threads: the total is the process CPU time, not a multi
 	cpu=$(awk -v u="$(stat_fig stat.json user_ms)" -v s="$(stat_fig stat.json sys_ms)" "BEGIN { printf \"%.0f\", (u + s) * 1e6 }") &&
 	billed=$(awk -v a="$(stat_fig stat.json cpu_execution_ms)" -v b="$(stat_fig stat.json gc_marking_ms)" \
 	    -v c="$(stat_fig stat.json gc_sweeping_ms)" "BEGIN { printf \"%.0f\", (a + b + c) * 1e6 }") &&
-	echo "process $cpu billed $billed" &&
-	within_pct "$billed" "$cpu" 8
+	unbilled=$(awk -v u="$(stat_fig stat.json unbilled_cpu_ms)" "BEGIN { printf \"%.0f\", u * 1e6 }") &&
+	echo "process $cpu billed $billed unbilled $unbilled" &&
+	within_bounds "$billed" "$cpu" &&
+	test "$unbilled" -lt $((billed / 20))
 '
 
 test_expect_success 'M:N threads: every thread is seen, in cpu and wall mode' '
@@ -105,11 +114,16 @@ test_expect_success 'M:N threads: every thread is seen, in cpu and wall mode' '
 	test_grep "^Total: " mw.txt
 '
 
+# (Ruby 3.4's Ractors themselves can hang, rarely, on a loaded machine,
+# with or without rperf: a run is killed after two minutes, not the
+# harness's fifteen.)
 test_expect_success 'Ractors, threads, fibers and GC together: no crash in any mode' '
 	for m in "" "-m wall" "--alloc" "-m wall --timeline" "--signal=false"; do
-		"$RPERF" record $m -q -o s.pb -- -W0 "$FIXTURES/ractors_stress.rb" 2 >out 2>err ||
-		{ echo "mode [$m] failed:"; tail -20 err; exit 1; }
+		timeout -s KILL 120 "$RPERF" record $m -q -o s.pb -- -W0 \
+		    "$FIXTURES/ractors_stress.rb" 1 >out 2>err ||
+		{ echo "mode [$m] failed ($?):"; tail -20 err; exit 1; }
 		test_grep "^done" out || exit 1
+		"$RPERF" report --stdio s.pb >s.txt || exit 1
 	done
 '
 
