@@ -68,9 +68,10 @@ sampler_record_until(struct sampler_thread *td, int64_t weight, int state, int64
 	if (weight <= 0)
 		return;
 	pthread_mutex_lock(&sampler.lock);
-	/* A thread of another Ractor may get here while a profile is built
-	 * (the main thread bills its own threads then, on purpose). */
-	if (td->ractor != 0 && atomic_load(&sampler.building)) {
+	/* A thread of another Ractor may get here, for itself, while a
+	 * profile is built (the main thread bills every thread at the end,
+	 * on purpose: that one goes in). */
+	if (td->ractor != 0 && atomic_load(&sampler.building) && !sampler_ractor_main()) {
 		pthread_mutex_unlock(&sampler.lock);
 		return;
 	}
