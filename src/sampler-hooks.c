@@ -476,6 +476,9 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	    data->thread == rb_thread_current() &&
 	    (atomic_load(&sampler.noting) || !sampler_ractor_main()))
 		td = sampler_thread_create(data->thread);
+	if (td != NULL && td->ractor < 0 && (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) &&
+	    data->thread == rb_thread_current())
+		sampler_ractor_adopt(td);
 	if (td != NULL && td->mn && (event & (RUBY_INTERNAL_THREAD_EVENT_RESUMED |
 	    RUBY_INTERNAL_THREAD_EVENT_SUSPENDED)) && data->thread == rb_thread_current())
 		sampler_thread_mn_run(td, (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) != 0);

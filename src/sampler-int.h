@@ -560,6 +560,11 @@ void sampler_ractor_stop(void);
 int sampler_ractor_main(void);
 /* In the job, on TD's own thread: number TD's Ractor and name it. */
 void sampler_ractor_identify(struct sampler_thread *td);
+/* On TD's own thread, where no Ruby call may be made (the GVL hook): TD
+ * takes its Ractor's number if a job of another thread of it gave it
+ * one already (so that a thread that never samples itself, one waiting
+ * in Thread#join, is labelled too). */
+void sampler_ractor_adopt(struct sampler_thread *td);
 /* TD took its Ractor's lock (ON) or let it go: the ticks reach it while
  * it holds it.  TD ended: give its slot back. */
 void sampler_ractor_holding(struct sampler_thread *td, int on);

@@ -208,6 +208,19 @@ sampler_ractor_identify(struct sampler_thread *td)
 }
 
 void
+sampler_ractor_adopt(struct sampler_thread *td)
+{
+	int *id = rb_ractor_local_storage_ptr(sampler_key);
+
+	if (id == NULL || id == &sampler_main_mark)
+		return;
+	td->ractor = *id;
+	pthread_mutex_lock(&sampler.lock);
+	sampler_ractor_note_thread(td->seq, td->ractor);
+	pthread_mutex_unlock(&sampler.lock);
+}
+
+void
 sampler_ractor_note_thread(int seq, int r)
 {
 	xgrow((void **)&sampler_ractor_threads, &sampler_ractor_threads_cap,
