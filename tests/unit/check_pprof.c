@@ -260,7 +260,7 @@ START_TEST(test_samples_as_protobuf_c)
 
 	profile_set_value_types(p, 3, types, units);
 	for (i = 0; i < 3000; i++) {
-		struct profile_label l[4];
+		struct profile_label l[6];	/* up to six below */
 		size_t n = 0;
 
 		l[n++] = tu_label(p, "thread", NULL, (int64_t)(i % 7));
