@@ -7,14 +7,21 @@ incl_ms() {
 	grep -E ";$2( |;)" "$1" | awk '{ s += $NF } END { printf "%d\n", s / 1e6 }'
 }
 
+# Each method against its share of the four's total (1, 2, 4 and 8
+# fifteenths), not against the smallest: the same work took 12-25% more
+# CPU time in one method than in another once, in a CI run on this VM
+# (one=35 two=88 four=157 eight=314: the per-unit time, not the
+# billing, varied), which put "two" 26% off "one" times two.
 check_ratios() {
 	one=$(incl_ms "$1" Object#one) two=$(incl_ms "$1" Object#two)
 	four=$(incl_ms "$1" Object#four) eight=$(incl_ms "$1" Object#eight)
+	all=$((one + two + four + eight))
 	echo "one=$one two=$two four=$four eight=$eight"
 	num_ge "$one" 10 &&
-	within_pct "$two" $((one * 2)) 25 &&
-	within_pct "$four" $((one * 4)) 25 &&
-	within_pct "$eight" $((one * 8)) 25
+	within_pct "$one" $((all / 15)) 25 &&
+	within_pct "$two" $((all * 2 / 15)) 25 &&
+	within_pct "$four" $((all * 4 / 15)) 25 &&
+	within_pct "$eight" $((all * 8 / 15)) 25
 }
 
 test_expect_success 'methods costing 1:2:4:8 weigh 1:2:4:8 (signal timer)' '
