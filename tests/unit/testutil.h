@@ -21,15 +21,19 @@
 #include "profile.h"
 #include "xmalloc.h"
 
-/* Add a sample to P from frame names (root first, NULL-terminated). */
+/* Add a sample to P from frame names (root first, NULL-terminated);
+ * its values SAMPLES and NS, then zeros for any further value type (up
+ * to eight in all). */
 static inline void
 tu_add(struct profile *p, const char *const *frames, int64_t samples,
     int64_t ns, const struct profile_label *labels, size_t nlabels)
 {
 	uint64_t locs[64];
-	int64_t values[2] = { samples, ns };
+	int64_t values[8] = { samples, ns };
 	size_t n = 0, i;
 
+	if (p->nvalue_types > sizeof values / sizeof values[0])
+		abort();
 	while (frames[n] != NULL)
 		n++;
 	for (i = 0; i < n; i++) {
