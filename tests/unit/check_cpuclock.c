@@ -176,7 +176,9 @@ START_TEST(test_sleep_not_counted)
 		(void)cpuclock_read(&c);
 	}
 	f1 = cpuclock_read(&c);
-	ck_assert_int_lt(f1 - f0, 5000000);
+	/* 50 ms asleep; what is counted is the waking and the reads, which
+	 * took 7.4 ms of CPU once under ASan on a loaded VM. */
+	ck_assert_int_lt(f1 - f0, 20000000);
 	cpuclock_close(&c);
 }
 END_TEST
