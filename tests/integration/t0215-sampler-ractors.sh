@@ -22,6 +22,17 @@ stat_fig() {
 	tr ',{}' '\n\n\n' <"$1" | sed -n "s/^\"$2\"://p"
 }
 
+# From "rperf stat --json" output $1, in ns: the process's CPU time
+# (getrusage) into cpu, what the samples billed into billed, what they
+# did not into unbilled.
+stat_cpu() {
+	cpu=$(awk -v u="$(stat_fig "$1" user_ms)" -v s="$(stat_fig "$1" sys_ms)" \
+	    "BEGIN { printf \"%.0f\", (u + s) * 1e6 }") &&
+	billed=$(awk -v a="$(stat_fig "$1" cpu_execution_ms)" -v b="$(stat_fig "$1" gc_marking_ms)" \
+	    -v c="$(stat_fig "$1" gc_sweeping_ms)" "BEGIN { printf \"%.0f\", (a + b + c) * 1e6 }") &&
+	unbilled=$(awk -v u="$(stat_fig "$1" unbilled_cpu_ms)" "BEGIN { printf \"%.0f\", u * 1e6 }")
+}
+
 # (The work is in the ratio 1:2:3:4, but not the CPU time it takes: four
 # Ractors on two cores, beside other work, each run at their own pace;
 # what each Ractor was billed is checked against its own clock below.)
@@ -65,10 +76,7 @@ test_expect_success 'cpu mode: the program total is the process CPU time (Ractor
 	"$RPERF" stat -m cpu --json -- -W0 "$FIXTURES/ractors.rb" 2500000 2 >out 2>stat.json &&
 	test_grep "^done" out &&
 	cat stat.json &&
-	cpu=$(awk -v u="$(stat_fig stat.json user_ms)" -v s="$(stat_fig stat.json sys_ms)" "BEGIN { printf \"%.0f\", (u + s) * 1e6 }") &&
-	billed=$(awk -v a="$(stat_fig stat.json cpu_execution_ms)" -v b="$(stat_fig stat.json gc_marking_ms)" \
-	    -v c="$(stat_fig stat.json gc_sweeping_ms)" "BEGIN { printf \"%.0f\", (a + b + c) * 1e6 }") &&
-	unbilled=$(awk -v u="$(stat_fig stat.json unbilled_cpu_ms)" "BEGIN { printf \"%.0f\", u * 1e6 }") &&
+	stat_cpu stat.json &&
 	echo "process $cpu billed $billed unbilled $unbilled" &&
 	within_bounds "$billed" "$cpu" &&
 	test "$unbilled" -lt $((billed / 50))
@@ -99,10 +107,7 @@ test_expect_success 'allocation samples come from the main Ractor only, and the 
 test_expect_success 'M:N threads: the total is the process CPU time, not a multiple of it' '
 	RUBY_MN_THREADS=1 "$RPERF" stat -m cpu --json "$FIXTURES/mn_threads.rb" 300 20000 >out 2>stat.json &&
 	test_grep "^done" out &&
-	cpu=$(awk -v u="$(stat_fig stat.json user_ms)" -v s="$(stat_fig stat.json sys_ms)" "BEGIN { printf \"%.0f\", (u + s) * 1e6 }") &&
-	billed=$(awk -v a="$(stat_fig stat.json cpu_execution_ms)" -v b="$(stat_fig stat.json gc_marking_ms)" \
-	    -v c="$(stat_fig stat.json gc_sweeping_ms)" "BEGIN { printf \"%.0f\", (a + b + c) * 1e6 }") &&
-	unbilled=$(awk -v u="$(stat_fig stat.json unbilled_cpu_ms)" "BEGIN { printf \"%.0f\", u * 1e6 }") &&
+	stat_cpu stat.json &&
 	echo "process $cpu billed $billed unbilled $unbilled" &&
 	within_bounds "$billed" "$cpu" &&
 	test "$unbilled" -lt $((billed / 20))
