@@ -120,7 +120,9 @@ module Rperf
         end
         return name.to_s unless name.nil?
       end
-      method = env["REQUEST_METHOD"]
+      # Rails' ShowExceptions turns a failed request into "GET /404" (or
+      # /500) for its error page, and keeps what the client asked for.
+      method = env["action_dispatch.original_request_method"] || env["REQUEST_METHOD"]
       if (pattern = env["action_dispatch.route_uri_pattern"])
         return "#{method} #{pattern.to_s.delete_suffix(RAILS_FORMAT)}"
       end
@@ -167,15 +169,15 @@ module Rperf
 
     # METHOD and the path with its ids replaced, e.g. "GET /users/:id".
     def path_endpoint(env)
-      method = env["REQUEST_METHOD"]
-      raw = env["PATH_INFO"]
+      method = env["action_dispatch.original_request_method"] || env["REQUEST_METHOD"]
+      raw = env["action_dispatch.original_path"] || env["PATH_INFO"]
       mounted = !env["SCRIPT_NAME"].to_s.empty?
       unless mounted
         known = @by_path[method]
         name = known && known[raw]
         return name if name
       end
-      name = new_path_endpoint(env)
+      name = new_path_endpoint(env, method, raw)
       if !mounted && @by_path_size < CACHE_MAX && raw.is_a?(String)
         @by_path_size += 1
         (@by_path[method] ||= {})[raw.frozen? ? raw : raw.dup.freeze] = name
@@ -183,13 +185,13 @@ module Rperf
       name
     end
 
-    def new_path_endpoint(env)
-      path = "#{env['SCRIPT_NAME']}#{env['PATH_INFO']}"
+    def new_path_endpoint(env, method, raw)
+      path = "#{env['SCRIPT_NAME']}#{raw}"
       path = "/" if path.empty?
       path = path.gsub(ID_SEGMENT, ":id") if path.match?(/\d/)
-      name = "#{env['REQUEST_METHOD']} #{path}"
+      name = "#{method} #{path}"
       return name if @paths.key?(name)
-      return "#{env['REQUEST_METHOD']} (other)" if @paths.size >= @max_endpoints
+      return "#{method} (other)" if @paths.size >= @max_endpoints
 
       @paths[name] = true
       name
