@@ -9,7 +9,8 @@
 #
 # Every time sample of a request is labelled endpoint="GET /users/:id" and
 # status="2xx".  The endpoint is, first found: the label: proc's answer,
-# Rails' route pattern, Sinatra's route, Rails' controller#action, else
+# Rails' route pattern (given by Rails 7.1 on, looked up in the app's
+# route set before), Sinatra's route, Rails' controller#action, else
 # the method and the path with its ids (numbers, UUIDs, long hex strings)
 # replaced by ":id"; past max_endpoints: distinct paths of that last kind
 # a request is labelled "GET (other)", so that a crawler cannot make the
@@ -131,6 +132,11 @@ module Rperf
       end
       if (params = env["action_dispatch.request.path_parameters"]).is_a?(Hash) &&
          (controller = params[:controller]) && (action = params[:action])
+        # Rails before 7.1 does not say which route matched: find it in
+        # the app's route set.
+        pattern = rails_route_pattern(env["action_dispatch.routes"], method, controller, action, params)
+        return "#{method} #{pattern}" if pattern
+
         return "#{method} #{controller}##{action}"
       end
       path_endpoint(env)
@@ -165,6 +171,70 @@ module Rperf
         (@label_sets[name] ||= {})[status_class] = set
       end
       set
+    end
+
+    # The route pattern ("/users/:id") of the route of ROUTES (a Rails
+    # RouteSet) that sends METHOD to CONTROLLER#ACTION and captures the
+    # names PARAMS has; nil unless exactly one does.  The routes are
+    # indexed by controller and action once per version of the route set
+    # (one that is redrawn is indexed anew); the answer is remembered by
+    # method, controller and action when one route is the only candidate,
+    # else by the parameter names too.
+    def rails_route_pattern(routes, method, controller, action, params)
+      set = routes.routes if routes.respond_to?(:routes)
+      return nil unless set.respond_to?(:each) && set.respond_to?(:length) && set.respond_to?(:last)
+
+      index = @rails_index
+      unless index && index[0].equal?(set) && index[1] == set.length && index[2].equal?(set.last)
+        index = @rails_index = [set, set.length, set.last, rails_routes_by_action(set), {}]
+      end
+      found = index[4]
+      key = "#{method} #{controller}##{action}"
+      pattern = found.fetch(key) do
+        candidates = index[3]["#{controller}##{action}"]&.select { |r| rails_verb?(r[:verbs], method) } || []
+        name = candidates.size == 1 ? candidates[0][:pattern] : false
+        found[key] = name if found.size < CACHE_MAX
+        name
+      end
+      return pattern unless pattern == false
+
+      # Several routes lead to the action: the one whose names are those
+      # the request's parameters have.
+      keys = params.keys.map(&:to_s) - %w[controller action]
+      full = "#{key} #{keys.sort.join(',')}"
+      found.fetch(full) do
+        candidates = index[3]["#{controller}##{action}"].select do |r|
+          rails_verb?(r[:verbs], method) && (r[:required] - keys).empty? && (keys - r[:names] - r[:defaults]).empty?
+        end
+        name = (candidates[0][:pattern] if candidates.size == 1)
+        found[full] = name if found.size < CACHE_MAX
+        name
+      end
+    rescue StandardError
+      nil
+    end
+
+    def rails_routes_by_action(set)
+      by_action = {}
+      set.each do |route|
+        defaults = route.defaults
+        next unless defaults.is_a?(Hash) && defaults[:controller] && defaults[:action]
+
+        spec = route.path.spec.to_s.delete_suffix(RAILS_FORMAT)
+        (by_action["#{defaults[:controller]}##{defaults[:action]}"] ||= []) << {
+          pattern: (spec.empty? ? "/" : spec).freeze,
+          verbs: route.verb.to_s.split("|"),
+          names: route.path.names.map(&:to_s),
+          required: route.required_parts.map(&:to_s),
+          defaults: defaults.keys.map(&:to_s)
+        }
+      end
+      by_action
+    end
+
+    # A route with no verbs takes any; HEAD is routed as GET.
+    def rails_verb?(verbs, method)
+      verbs.empty? || verbs.include?(method) || (method == "HEAD" && verbs.include?("GET"))
     end
 
     # METHOD and the path with its ids replaced, e.g. "GET /users/:id".
