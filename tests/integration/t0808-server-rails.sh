@@ -100,8 +100,10 @@ test_expect_success 'error pages keep the method and the path of the request' '
 	test_grep "ReportsController#create" fail.folded &&
 	"$RPERF" report --format folded --tagfocus "endpoint=POST /reports/:year" --tagignore "status=5xx" rails.pb.gz >bad.folded &&
 	test_line_count 0 bad.folded &&
+	test_grep "error_page" fail.folded &&
 	nf=$(tag_total rails.pb.gz "endpoint=POST /nothing/:id" nf.folded) &&
 	test "$nf" -gt 0 &&
+	test_grep "error_page" nf.folded &&
 	"$RPERF" report --format folded --tagfocus "status=4xx" rails.pb.gz >4xx.folded &&
 	test_cmp nf.folded 4xx.folded &&
 	for bad in "GET /:id" "GET reports#create" "GET /reports/:year"; do
