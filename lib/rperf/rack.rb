@@ -9,7 +9,8 @@
 #
 # Every time sample of a request is labelled endpoint="GET /users/:id" and
 # status="2xx".  The endpoint is, first found: the label: proc's answer,
-# Rails' route pattern, Sinatra's route, Rails' controller#action, else
+# Rails' route pattern (given by Rails 7.1 on, looked up in the app's
+# route set before), Sinatra's route, Rails' controller#action, else
 # the method and the path with its ids (numbers, UUIDs, long hex strings)
 # replaced by ":id"; past max_endpoints: distinct paths of that last kind
 # a request is labelled "GET (other)", so that a crawler cannot make the
@@ -120,7 +121,9 @@ module Rperf
         end
         return name.to_s unless name.nil?
       end
-      method = env["REQUEST_METHOD"]
+      # Rails' ShowExceptions turns a failed request into "GET /404" (or
+      # /500) for its error page, and keeps what the client asked for.
+      method = env["action_dispatch.original_request_method"] || env["REQUEST_METHOD"]
       if (pattern = env["action_dispatch.route_uri_pattern"])
         return "#{method} #{pattern.to_s.delete_suffix(RAILS_FORMAT)}"
       end
@@ -129,6 +132,11 @@ module Rperf
       end
       if (params = env["action_dispatch.request.path_parameters"]).is_a?(Hash) &&
          (controller = params[:controller]) && (action = params[:action])
+        # Rails before 7.1 does not say which route matched: find it in
+        # the app's route set.
+        pattern = rails_route_pattern(env["action_dispatch.routes"], method, controller, action, params)
+        return "#{method} #{pattern}" if pattern
+
         return "#{method} #{controller}##{action}"
       end
       path_endpoint(env)
@@ -165,17 +173,81 @@ module Rperf
       set
     end
 
+    # The route pattern ("/users/:id") of the route of ROUTES (a Rails
+    # RouteSet) that sends METHOD to CONTROLLER#ACTION and captures the
+    # names PARAMS has; nil unless exactly one does.  The routes are
+    # indexed by controller and action once per version of the route set
+    # (one that is redrawn is indexed anew); the answer is remembered by
+    # method, controller and action when one route is the only candidate,
+    # else by the parameter names too.
+    def rails_route_pattern(routes, method, controller, action, params)
+      set = routes.routes if routes.respond_to?(:routes)
+      return nil unless set.respond_to?(:each) && set.respond_to?(:length) && set.respond_to?(:last)
+
+      index = @rails_index
+      unless index && index[0].equal?(set) && index[1] == set.length && index[2].equal?(set.last)
+        index = @rails_index = [set, set.length, set.last, rails_routes_by_action(set), {}]
+      end
+      found = index[4]
+      key = "#{method} #{controller}##{action}"
+      pattern = found.fetch(key) do
+        candidates = index[3]["#{controller}##{action}"]&.select { |r| rails_verb?(r[:verbs], method) } || []
+        name = candidates.size == 1 ? candidates[0][:pattern] : false
+        found[key] = name if found.size < CACHE_MAX
+        name
+      end
+      return pattern unless pattern == false
+
+      # Several routes lead to the action: the one whose names are those
+      # the request's parameters have.
+      keys = params.keys.map(&:to_s) - %w[controller action]
+      full = "#{key} #{keys.sort.join(',')}"
+      found.fetch(full) do
+        candidates = index[3]["#{controller}##{action}"].select do |r|
+          rails_verb?(r[:verbs], method) && (r[:required] - keys).empty? && (keys - r[:names] - r[:defaults]).empty?
+        end
+        name = (candidates[0][:pattern] if candidates.size == 1)
+        found[full] = name if found.size < CACHE_MAX
+        name
+      end
+    rescue StandardError
+      nil
+    end
+
+    def rails_routes_by_action(set)
+      by_action = {}
+      set.each do |route|
+        defaults = route.defaults
+        next unless defaults.is_a?(Hash) && defaults[:controller] && defaults[:action]
+
+        spec = route.path.spec.to_s.delete_suffix(RAILS_FORMAT)
+        (by_action["#{defaults[:controller]}##{defaults[:action]}"] ||= []) << {
+          pattern: (spec.empty? ? "/" : spec).freeze,
+          verbs: route.verb.to_s.split("|"),
+          names: route.path.names.map(&:to_s),
+          required: route.required_parts.map(&:to_s),
+          defaults: defaults.keys.map(&:to_s)
+        }
+      end
+      by_action
+    end
+
+    # A route with no verbs takes any; HEAD is routed as GET.
+    def rails_verb?(verbs, method)
+      verbs.empty? || verbs.include?(method) || (method == "HEAD" && verbs.include?("GET"))
+    end
+
     # METHOD and the path with its ids replaced, e.g. "GET /users/:id".
     def path_endpoint(env)
-      method = env["REQUEST_METHOD"]
-      raw = env["PATH_INFO"]
+      method = env["action_dispatch.original_request_method"] || env["REQUEST_METHOD"]
+      raw = env["action_dispatch.original_path"] || env["PATH_INFO"]
       mounted = !env["SCRIPT_NAME"].to_s.empty?
       unless mounted
         known = @by_path[method]
         name = known && known[raw]
         return name if name
       end
-      name = new_path_endpoint(env)
+      name = new_path_endpoint(env, method, raw)
       if !mounted && @by_path_size < CACHE_MAX && raw.is_a?(String)
         @by_path_size += 1
         (@by_path[method] ||= {})[raw.frozen? ? raw : raw.dup.freeze] = name
@@ -183,13 +255,13 @@ module Rperf
       name
     end
 
-    def new_path_endpoint(env)
-      path = "#{env['SCRIPT_NAME']}#{env['PATH_INFO']}"
+    def new_path_endpoint(env, method, raw)
+      path = "#{env['SCRIPT_NAME']}#{raw}"
       path = "/" if path.empty?
       path = path.gsub(ID_SEGMENT, ":id") if path.match?(/\d/)
-      name = "#{env['REQUEST_METHOD']} #{path}"
+      name = "#{method} #{path}"
       return name if @paths.key?(name)
-      return "#{env['REQUEST_METHOD']} (other)" if @paths.size >= @max_endpoints
+      return "#{method} (other)" if @paths.size >= @max_endpoints
 
       @paths[name] = true
       name
