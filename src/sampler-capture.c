@@ -312,19 +312,30 @@ sampler_capture_end(int id, int (*relabel)(int label_set, void *arg), void *arg,
 		pthread_mutex_unlock(&sampler.worker_mutex);
 	}
 
-	/* Its label sets, then their new ids (Ruby may run, and sample). */
+	/*
+	 * Its label sets, then their new ids (Ruby may run, and sample).  A
+	 * buffer handed to the worker since the capture began is folded
+	 * first: the samples in it are in neither place looked at below, and
+	 * a capture all of whose samples were there kept its old labels (a
+	 * request's whole time lost its endpoint).  A thread of another
+	 * Ractor may hand one over while they are looked at: then again.
+	 */
 	if (relabel != NULL) {
-		pthread_mutex_lock(&sampler.table_mutex);
-		for (i = 0; i < c->nitems; i++)
-			sampler_relabel_note(&m,
-			    sampler.stacks.entries[c->items[i].stack].label_set);
-		pthread_mutex_unlock(&sampler.table_mutex);
-		b = &sampler.buffers[atomic_load(&sampler.active)];
-		for (i = sampler_capture_scan_start(c); i < b->nsamples; i++) {
-			if (b->samples[i].capture == id)
-				sampler_relabel_note(&m, b->samples[i].label_set);
-		}
-		swaps = sampler.swaps;
+		do {
+			swaps = sampler.swaps;
+			if (c->begin_swaps != swaps)
+				sampler_wait_worker();
+			pthread_mutex_lock(&sampler.table_mutex);
+			for (i = 0; i < c->nitems; i++)
+				sampler_relabel_note(&m,
+				    sampler.stacks.entries[c->items[i].stack].label_set);
+			pthread_mutex_unlock(&sampler.table_mutex);
+			b = &sampler.buffers[atomic_load(&sampler.active)];
+			for (i = sampler_capture_scan_start(c); i < b->nsamples; i++) {
+				if (b->samples[i].capture == id)
+					sampler_relabel_note(&m, b->samples[i].label_set);
+			}
+		} while (sampler.swaps != swaps);
 		for (i = 0; i < m.n; i++)
 			m.to[i] = relabel(m.from[i], arg);
 		/* A buffer handed over meanwhile holds some of them. */
