@@ -333,9 +333,6 @@ struct sampler {
 	/* SAMPLER_TIMER_*: whether the timer runs, or a tick stopped it
 	 * because no thread held the GVL (cpu mode; sampler-timer.c). */
 	atomic_int timer_state;
-	/* When the timer was started (CLOCK_MONOTONIC ns): a restarted one
-	 * keeps to the ticks it would have had. */
-	_Atomic int64_t timer_anchor;
 	struct sigaction old_action;
 	int handler_set;
 	pthread_t worker;

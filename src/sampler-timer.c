@@ -113,29 +113,14 @@ sampler_tick_pause(void)
 		sampler_timer_resume();
 }
 
-/*
- * Restart a stopped timer on the ticks it would have had: the next one
- * on the grid of periods from its start, not a period from now.  A
- * timer restarted a period after each thread took the GVL would tick at
- * the same point of every request or job that begins so, and bill their
- * first and last periods alike every time: a bias, not noise.
- */
 void
 sampler_timer_resume(void)
 {
 	int paused = SAMPLER_TIMER_PAUSED;
-	int64_t period, anchor, next;
-	struct itimerspec its;
 
-	if (atomic_load(&sampler.timer_state) != SAMPLER_TIMER_PAUSED ||
-	    !atomic_compare_exchange_strong(&sampler.timer_state, &paused, SAMPLER_TIMER_ON))
-		return;
-	period = sampler_period_ns();
-	anchor = atomic_load(&sampler.timer_anchor);
-	next = anchor + ((util_mono_ns() - anchor) / period + 1) * period;
-	its.it_value = sampler_timespec(next);
-	its.it_interval = sampler_timespec(period);
-	timer_settime(sampler.timer, TIMER_ABSTIME, &its, NULL);
+	if (atomic_load(&sampler.timer_state) == SAMPLER_TIMER_PAUSED &&
+	    atomic_compare_exchange_strong(&sampler.timer_state, &paused, SAMPLER_TIMER_ON))
+		sampler_timer_settime(1);
 }
 
 /* Count a tick, note where the GVL holder is, and ask for a sample. */
@@ -205,7 +190,6 @@ sampler_timer_set(int on)
 {
 	if (!sampler.timer_made)
 		return;
-	atomic_store(&sampler.timer_anchor, util_mono_ns());
 	atomic_store(&sampler.timer_state, on ? SAMPLER_TIMER_ON : SAMPLER_TIMER_OFF);
 	sampler_timer_settime(on);
 }
