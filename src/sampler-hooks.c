@@ -466,10 +466,8 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	}
 	if (td == NULL && (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) &&
 	    !atomic_load_explicit(&sampler.ractors_seen, memory_order_relaxed) &&
-	    !sampler_ractor_main()) {
+	    !sampler_ractor_main())
 		atomic_store(&sampler.ractors_seen, 1);	/* see sampler-alloc.c */
-		sampler_timer_resume();	/* after the store: sampler_tick_pause */
-	}
 	/* A new thread's first RESUMED comes before its THREAD_BEGIN (and a
 	 * thread of another Ractor has none we see): make its record now,
 	 * so that the ticks reach it from its first run. */

@@ -91,9 +91,8 @@ sampler_timer_settime(int on)
  * and looks at the holder again after: a thread that took the GVL
  * meanwhile either sees PAUSED and restarts it, or is seen here, and
  * only one of them wins the exchange.  Not with other Ractors (each has
- * its own lock and holder: the first thread of one to run restarts the
- * timer the same way) or M:N threads; timer_settime may be called from
- * a signal handler.
+ * its own lock and holder) or M:N threads; timer_settime may be called
+ * from a signal handler.
  */
 static void
 sampler_tick_pause(void)
@@ -109,7 +108,7 @@ sampler_tick_pause(void)
 	sampler_timer_settime(0);
 	if (!atomic_compare_exchange_strong(&sampler.timer_state, &on, SAMPLER_TIMER_PAUSED))
 		return;		/* turned off meanwhile: it stays off */
-	if (atomic_load(&sampler.gvl_holder) != 0 || atomic_load(&sampler.ractors_seen))
+	if (atomic_load(&sampler.gvl_holder) != 0)
 		sampler_timer_resume();
 }
 
