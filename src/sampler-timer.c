@@ -64,64 +64,6 @@ sampler_period_ns(void)
 	return UTIL_NS_PER_SEC / sampler.cfg.frequency;
 }
 
-/* Start (ON) or stop the POSIX timer, leaving timer_state alone. */
-static void
-sampler_timer_settime(int on)
-{
-	struct itimerspec its;
-
-	memset(&its, 0, sizeof its);
-	if (on) {
-		its.it_value = sampler_timespec(sampler_period_ns());
-		its.it_interval = its.it_value;
-	}
-	timer_settime(sampler.timer, 0, &its, NULL);
-}
-
-/*
- * In cpu mode a tick that finds no thread holding the GVL has nothing to
- * sample: every thread sleeps, waits, or runs C code without the GVL,
- * whose CPU time its own clock bills at its next sample (the tick still
- * asks for that sample, at the first safepoint after a thread takes the
- * GVL).  Ticking on while the program is idle would only wake this
- * process a thousand times a second: a sleeping server would pay for it
- * (some 40 us of CPU a tick on a virtual machine).  So such a tick stops
- * the timer, and the next thread to take the GVL restarts it
- * (sampler_timer_resume).  The tick stops the timer before it says so,
- * and looks at the holder again after: a thread that took the GVL
- * meanwhile either sees PAUSED and restarts it, or is seen here, and
- * only one of them wins the exchange.  Not with other Ractors (each has
- * its own lock and holder) or M:N threads; timer_settime may be called
- * from a signal handler.
- */
-static void
-sampler_tick_pause(void)
-{
-	int on = SAMPLER_TIMER_ON;
-
-	if (!sampler.use_signal || !sampler.timer_made || sampler.cfg.mode != SAMPLER_CPU ||
-	    !atomic_load(&sampler.noting) || sampler.mn_main ||
-	    atomic_load_explicit(&sampler.ractors_seen, memory_order_relaxed) ||
-	    atomic_load(&sampler.gvl_holder) != 0 ||
-	    atomic_load_explicit(&sampler.timer_state, memory_order_relaxed) != SAMPLER_TIMER_ON)
-		return;
-	sampler_timer_settime(0);
-	if (!atomic_compare_exchange_strong(&sampler.timer_state, &on, SAMPLER_TIMER_PAUSED))
-		return;		/* turned off meanwhile: it stays off */
-	if (atomic_load(&sampler.gvl_holder) != 0)
-		sampler_timer_resume();
-}
-
-void
-sampler_timer_resume(void)
-{
-	int paused = SAMPLER_TIMER_PAUSED;
-
-	if (atomic_load(&sampler.timer_state) == SAMPLER_TIMER_PAUSED &&
-	    atomic_compare_exchange_strong(&sampler.timer_state, &paused, SAMPLER_TIMER_ON))
-		sampler_timer_settime(1);
-}
-
 /* Count a tick, note where the GVL holder is, and ask for a sample. */
 static void
 sampler_tick(void)
@@ -130,7 +72,6 @@ sampler_tick(void)
 	rb_postponed_job_trigger(sampler.job);
 	sampler_tick_poke();
 	sampler_ractor_tick();
-	sampler_tick_pause();
 }
 
 /* The timer signal's handler: a tick, or, sent by the worker to a thread
@@ -183,14 +124,20 @@ sampler_timer_handler(int sig, void (*handler)(int, siginfo_t *, void *),
 	return -1;
 }
 
-/* Start or stop the POSIX timer (with the GVL). */
+/* Start or stop the POSIX timer. */
 void
 sampler_timer_set(int on)
 {
+	struct itimerspec its;
+
 	if (!sampler.timer_made)
 		return;
-	atomic_store(&sampler.timer_state, on ? SAMPLER_TIMER_ON : SAMPLER_TIMER_OFF);
-	sampler_timer_settime(on);
+	memset(&its, 0, sizeof its);
+	if (on) {
+		its.it_value = sampler_timespec(sampler_period_ns());
+		its.it_interval = its.it_value;
+	}
+	timer_settime(sampler.timer, 0, &its, NULL);
 }
 
 /* Fold every sample of B into the tables, then empty B. */
