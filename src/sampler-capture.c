@@ -338,11 +338,9 @@ sampler_capture_end(int id, int (*relabel)(int label_set, void *arg), void *arg,
 		} while (sampler.swaps != swaps);
 		for (i = 0; i < m.n; i++)
 			m.to[i] = relabel(m.from[i], arg);
-		/* A buffer handed over meanwhile holds some of them. */
-		if (sampler.swaps != swaps)
-			sampler_wait_worker();
 	}
-	/* A buffer handed over since the capture began may hold some. */
+	/* A buffer handed over since the capture began (RELABEL's Ruby may
+	 * have filled one too) may hold some. */
 	if (c->begin_swaps != sampler.swaps)
 		sampler_wait_worker();
 
