@@ -121,9 +121,7 @@ module Rperf
         end
         return name.to_s unless name.nil?
       end
-      # Rails' ShowExceptions turns a failed request into "GET /404" (or
-      # /500) for its error page, and keeps what the client asked for.
-      method = env["action_dispatch.original_request_method"] || env["REQUEST_METHOD"]
+      method = client_method(env)
       if (pattern = env["action_dispatch.route_uri_pattern"])
         return "#{method} #{pattern.to_s.delete_suffix(RAILS_FORMAT)}"
       end
@@ -237,9 +235,16 @@ module Rperf
       verbs.empty? || verbs.include?(method) || (method == "HEAD" && verbs.include?("GET"))
     end
 
+    # The method the client sent: Rails' ShowExceptions turns a failed
+    # request into "GET /404" (or /500) for its error page, and keeps
+    # what the client asked for.
+    def client_method(env)
+      env["action_dispatch.original_request_method"] || env["REQUEST_METHOD"]
+    end
+
     # METHOD and the path with its ids replaced, e.g. "GET /users/:id".
     def path_endpoint(env)
-      method = env["action_dispatch.original_request_method"] || env["REQUEST_METHOD"]
+      method = client_method(env)
       raw = env["action_dispatch.original_path"] || env["PATH_INFO"]
       mounted = !env["SCRIPT_NAME"].to_s.empty?
       unless mounted
