@@ -26,7 +26,9 @@ real_ruby_libs() {
 			touch "$REAL_DEBS/$_pkg.unpacked"
 		fi
 	done
+	# (Debian's concurrent-ruby keeps its files one level down.)
 	for _lib in "$REAL_DEBS"/root/usr/share/rubygems-integration/all/gems/*/lib \
+		"$REAL_DEBS"/root/usr/share/rubygems-integration/all/gems/concurrent-ruby-*/lib/concurrent-ruby \
 		"$REAL_DEBS"/root/usr/lib/ruby/vendor_ruby; do
 		[ -d "$_lib" ] && printf -- '-I%s ' "$_lib"
 	done

@@ -10,10 +10,6 @@
 inc=$(real_ruby_libs ruby-activejob ruby-activesupport ruby-globalid ruby-concurrent \
 	ruby-i18n ruby-tzinfo ruby-minitest ruby-zeitwerk) ||
 	skip_all "Debian's Ruby library packages cannot be downloaded here"
-# Debian's concurrent-ruby keeps its files one level down.
-for d in "$REAL_DEBS"/root/usr/share/rubygems-integration/all/gems/concurrent-ruby-*/lib/concurrent-ruby; do
-	[ -d "$d" ] && inc="$inc -I$d"
-done
 "$RUBY" $inc -e 'require "active_job"' 2>/dev/null ||
 	skip_all "Debian's ActiveJob does not load on $("$RUBY" -e 'print RUBY_VERSION')"
 

@@ -15,10 +15,6 @@ inc=$(real_ruby_libs ruby-railties ruby-actionpack ruby-actionview ruby-activesu
 	ruby-rack ruby-webrick ruby-rack-test ruby-erubi ruby-builder ruby-i18n ruby-tzinfo \
 	ruby-concurrent ruby-zeitwerk ruby-method-source ruby-thor rake ruby-minitest) ||
 	skip_all "Debian's Ruby library packages cannot be downloaded here"
-# Debian's concurrent-ruby keeps its files one level down.
-for d in "$REAL_DEBS"/root/usr/share/rubygems-integration/all/gems/concurrent-ruby-*/lib/concurrent-ruby; do
-	[ -d "$d" ] && inc="$inc -I$d"
-done
 port=$(free_port)
 server_pid=
 stop_server() {
