@@ -43,6 +43,18 @@ real_gem_bin() {
 	return 1
 }
 
+# The labels' ratio of cost, HEAVY/LIGHT ($1, $2: what the samples of
+# the light and the heavy kind billed), against the ratio of the thread
+# clocks around the same work (LC, HC: $3, $4): within 4%, and the heavy
+# kind clearly the heavier (1.5 times at least).
+check_label_ratio() {
+	_r=$(awk "BEGIN { print $2 / $1 }") &&
+	_rc=$(awk "BEGIN { print $4 / $3 }") &&
+	echo "labels: light $1 heavy $2 ratio $_r; clocks: light $3 heavy $4 ratio $_rc" &&
+	within_pct "$_r" "$_rc" 4 &&
+	num_ge "$_r" 1.5
+}
+
 # A TCP port on 127.0.0.1 that was free a moment ago.
 free_port() {
 	"$RUBY" -rsocket -e 's = TCPServer.new("127.0.0.1", 0); puts s.addr[1]; s.close'

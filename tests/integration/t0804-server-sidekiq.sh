@@ -60,11 +60,7 @@ test_expect_success 'job labels: the shares follow the jobs cost (1:4)' '
 	light=$(folded_sum light.folded) && heavy=$(folded_sum heavy.folded) &&
 	lc=$(awk "\$1 == \"light\" { s += \$2 } END { print s * 1e9 }" done.txt) &&
 	hc=$(awk "\$1 == \"heavy\" { s += \$2 } END { print s * 1e9 }" done.txt) &&
-	r=$(awk "BEGIN { print $heavy / $light }") &&
-	rc=$(awk "BEGIN { print $hc / $lc }") &&
-	echo "labels: light $light heavy $heavy ratio $r; clocks: light $lc heavy $hc ratio $rc" &&
-	within_pct "$r" "$rc" 4 &&
-	num_ge "$r" 1.5
+	check_label_ratio "$light" "$heavy" "$lc" "$hc"
 '
 
 test_expect_success 'queue and status labels' '

@@ -75,11 +75,7 @@ test_expect_success 'endpoint shares follow the routes CPU cost (1:4)' '
 	cat stats &&
 	uc=$(awk "\$1 == \"users_request\" { print \$2 * 1e9 }" stats) &&
 	rc=$(awk "\$1 == \"reports_request\" { print \$2 * 1e9 }" stats) &&
-	r=$(awk "BEGIN { print $heavy / $light }") &&
-	cr=$(awk "BEGIN { print $rc / $uc }") &&
-	echo "labels: users $light reports $heavy ratio $r; clock ratio $cr" &&
-	within_pct "$r" "$cr" 4 &&
-	num_ge "$r" 1.5
+	check_label_ratio "$light" "$heavy" "$uc" "$rc"
 '
 
 test_expect_success 'HEAD is labelled by the GET route it was routed to' '
