@@ -94,19 +94,29 @@ session_name(long pid, const char *ext)
 	return xasprintf("%ld.%s", pid, ext);
 }
 
-/* Note that PID was forked and will write a profile. */
+/* Note that PID was forked and will write a profile.  The parent runs
+ * this after fork() returns, and a short-lived child may have written its
+ * profile (and found no ".running" to remove) by then: a ".running" made
+ * after that would stand for a child that never reports.  The child
+ * renames its profile into place before it unlinks ".running", so looking
+ * for the profile after making ".running" sees it in every order. */
 void
 session_child_started(const struct session *s, pid_t pid)
 {
-	char *name;
+	char *name, *done;
+	struct stat st;
 	int fd;
 
 	if (s->fd < 0)
 		return;
 	name = session_name((long)pid, "running");
+	done = session_name((long)pid, "pb.gz");
 	fd = openat(s->fd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		close(fd);
+	if (fstatat(s->fd, done, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		unlinkat(s->fd, name, 0);
+	free(done);
 	free(name);
 }
 
