@@ -105,13 +105,16 @@ share_pct() {
 # not put back, 9%.
 # (#is_a?'s own share is a few percent; taken at the safepoint it would be
 # most of the loop.  It read 5% once in a CI run of the Ruby 3.3 build,
-# when a tick's note came late: the bound leaves room for that.)
+# when a tick's note came late: the bound leaves room for that.  Under
+# load the loop's own share grows: #sum read 79-84% here beside a CI run,
+# 74% once in a CI run of the 3.4 build; #is_a? is what tells the two
+# ways of billing apart, and #sum's bound only that it kept most.)
 test_expect_success 'a C method keeps its time when the sample is taken at the next one' '
 	"$RPERF" record -q -o cl.folded "$FIXTURES/self_time_c.rb" 1 long &&
 	sum=$(share_pct cl.folded Object#long_loop Array#sum) &&
 	isa=$(share_pct cl.folded Object#long_loop Kernel#is_a?) &&
 	echo "sum $sum% is_a? $isa%" &&
-	num_ge "$sum" 75 && test "$isa" -lt 8
+	num_ge "$sum" 70 && test "$isa" -lt 8
 '
 
 # Signal-based profilers give is_a? 8-17% of the short loop (rperf
