@@ -18,7 +18,11 @@
  * sample bills the thread's time since its previous one, so a capture's
  * first sample may carry up to a sample period from before it began (and
  * its last leave as much to the next sample): a capture is exact to about
- * a sample at each end.  (A tick reaching the GVL holder late, which once
+ * a sample at each end.  A thread that ends before its next sample bills
+ * that last part to the stack it was seen with last, under that stack's
+ * capture and labels (sampler_bill_last): such a part of a capture's
+ * time reaches the run's samples with the labels given at its end, but
+ * not its own profile, written by then.  (A tick reaching the GVL holder late, which once
  * moved tens of ms from one capture to the next, is sampler-tick.c's.)
  *
  * Windows: with windows on, every stack entry's weight and count is
@@ -336,6 +340,8 @@ sampler_capture_end(int id, int (*relabel)(int label_set, void *arg), void *arg,
 					sampler_relabel_note(&m, b->samples[i].label_set);
 			}
 		} while (sampler.swaps != swaps);
+		if (td->stack_capture == id)
+			sampler_relabel_note(&m, td->stack_label_set);
 		for (i = 0; i < m.n; i++)
 			m.to[i] = relabel(m.from[i], arg);
 	}
@@ -380,6 +386,15 @@ sampler_capture_end(int id, int (*relabel)(int label_set, void *arg), void *arg,
 		if (sampler_relabel_find(&m, s->label_set, &to))
 			s->label_set = to;
 		s->capture = c->parent;
+	}
+	/* The thread's last stack, if seen in the capture, may yet be billed
+	 * (sampler_bill_last): as the capture's samples are. */
+	if (td->stack_capture == id) {
+		int to;
+
+		if (sampler_relabel_find(&m, td->stack_label_set, &to))
+			td->stack_label_set = to;
+		td->stack_capture = c->parent;
 	}
 	sampler_capture_unlink(c);
 	pthread_mutex_unlock(&sampler.table_mutex);

@@ -189,14 +189,18 @@ sampler_capture(struct sampler_thread *td, int self)
 	sampler_capture_wb(td, depth);
 	td->depth = depth;
 	td->top = 0;
+	if (depth > 0) {
+		td->stack_label_set = td->label_set;
+		td->stack_capture = td->capture;
+	}
 }
 
 /*
  * Capture TD's stack (SELF: TD is the current thread) for billing the
  * rest of its time; where no Ruby frame is left (a thread's end, the end
- * proc at stop), the last stack it was seen with is billed instead.
+ * proc at stop), the last stack it was seen with is billed instead: 1.
  */
-static void
+static int
 sampler_capture_or_keep(struct sampler_thread *td, int self)
 {
 	int depth = td->depth, top = td->top;
@@ -205,7 +209,9 @@ sampler_capture_or_keep(struct sampler_thread *td, int self)
 	if (td->depth == 0) {
 		td->depth = depth;
 		td->top = top;
+		return 1;
 	}
+	return 0;
 }
 
 /*
@@ -233,13 +239,38 @@ sampler_bill_rest(struct sampler_thread *td, int64_t now)
 	td->prev = now;
 }
 
+/*
+ * Bill TD's time up to NOW to the stack it was last seen with, under the
+ * labels and capture of that moment: the stack and its labels are one
+ * observation.  (A server thread that ends after its request billed the
+ * tail of the request's work, seen last, without the request's labels,
+ * which its middleware had taken off by then.)
+ */
+static void
+sampler_bill_rest_as_seen(struct sampler_thread *td, int64_t now)
+{
+	int label_set = td->label_set, capture = td->capture;
+
+	td->label_set = td->stack_label_set;
+	td->capture = td->stack_capture;
+	sampler_bill_rest(td, now);
+	td->label_set = label_set;
+	td->capture = capture;
+}
+
 /* Bill the rest of TD's time (SELF: TD is the current thread) to the
  * stack it has now, or to its last one where no Ruby frame is left. */
 void
 sampler_bill_last(struct sampler_thread *td, int self)
 {
-	sampler_capture_or_keep(td, self);
-	sampler_bill_rest(td, self ? sampler_clock_self(td) : sampler_clock(td));
+	int64_t now;
+	int kept = sampler_capture_or_keep(td, self);
+
+	now = self ? sampler_clock_self(td) : sampler_clock(td);
+	if (kept)
+		sampler_bill_rest_as_seen(td, now);
+	else
+		sampler_bill_rest(td, now);
 }
 
 /* The type bits of frame F (its imemo kind): a method entry's differ
@@ -444,7 +475,7 @@ sampler_thread_exited(struct sampler_thread *td)
 		return;
 	sampler_ractor_release(td);
 	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building))
-		sampler_bill_rest(td, sampler_clock_self(td));
+		sampler_bill_rest_as_seen(td, sampler_clock_self(td));
 	sampler_thread_free(td);
 }
 

@@ -175,6 +175,10 @@ struct sampler_thread {
 	 * and the time left at exit or stop). */
 	int depth;
 	int top;		/* the stack billed starts there (sampler_tick_cut) */
+	/* The label set and capture in force when it was captured: what
+	 * time billed to it later, where no Ruby frame is left, carries. */
+	int stack_label_set;
+	int stack_capture;
 	/* The frames (and own iseqs) of the last capture, root first, that
 	 * went through sampler_wb in GC generation wb_gen (sampler_capture). */
 	VALUE wb_frames[SAMPLER_MAX_DEPTH];

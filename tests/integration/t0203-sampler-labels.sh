@@ -22,6 +22,23 @@ test_expect_success 'labels in the pprof file, as go tool pprof sees them' '
 	test_grep "Object#work" top
 '
 
+# Before the stack and its labels were kept together, 12% of the work
+# (each thread's last part) came out unlabelled.
+test_expect_success 'a thread ending after its labelled work: the tail keeps the labels' '
+	"$RPERF" record -q -o te.pb.gz "$FIXTURES/labels_thread_end.rb" &&
+	"$RPERF" report --format folded te.pb.gz >te.folded &&
+	"$RPERF" report --format folded --tagfocus req=a te.pb.gz >a.folded &&
+	"$RPERF" report --format folded --tagfocus req=b te.pb.gz >b.folded &&
+	all_l=$(folded_sum te.folded "Object#labelled_work") &&
+	all_c=$(folded_sum te.folded "Object#captured_work") &&
+	a=$(folded_sum a.folded "Object#labelled_work") &&
+	b=$(folded_sum b.folded "Object#captured_work") &&
+	echo "labelled_work $a of $all_l; captured_work $b of $all_c" &&
+	num_ge "$all_l" 100000000 && num_ge "$all_c" 100000000 &&
+	num_ge "$((a * 100))" "$((all_l * 98))" &&
+	num_ge "$((b * 100))" "$((all_c * 98))"
+'
+
 test_expect_success 'a script that never uses Rperf is unaffected' '
 	"$RPERF" record -q -o q.data -e "p defined?(Rperf) ? Rperf.labels : nil" >out &&
 	test_grep "^\{\}$" out

@@ -9,6 +9,17 @@ total_ns() {
 	"$RPERF" report --format folded "$1" >tot.folded && folded_sum tot.folded
 }
 
+# The run's samples with a capture's end labels ($1 ns) against the
+# capture files' total ($2 ns): all of each capture's samples, and more
+# only by the time each thread ran after its last sample, which its end
+# bills to the stack seen last, with that stack's labels: 1-4 ms of 330
+# here (3 threads); at most 5% or 30 ms.  Labels given twice would double.
+labels_cover_captures() {
+	echo "labelled $1, captures $2" &&
+	num_ge "$1" "$2" &&
+	awk -v l="$1" -v c="$2" "BEGIN { exit !(l - c <= 30e6 || l - c <= 0.05 * c) }"
+}
+
 for mode in cpu wall; do
 	# Per thread, the four captures against the thread's own clock: a
 	# tick can reach a thread late (Ruby sets the job's flag on the last
@@ -45,7 +56,7 @@ for mode in cpu wall; do
 		"$RPERF" report --format folded --tagfocus status=2xx run.pb.gz >s.folded &&
 		sum=0 &&
 		for f in caps/??.pb.gz; do sum=$((sum + $(total_ns $f))); done &&
-		test "$(folded_sum s.folded)" = "$sum" &&
+		labels_cover_captures "$(folded_sum s.folded)" "$sum" &&
 		"$RPERF" report --format folded --tagfocus who=b --tagfocus part=inner run.pb.gz >bi.folded &&
 		"$RPERF" report --format folded --tagfocus who=b run.pb.gz >b.folded &&
 		num_ge "$(folded_sum b.folded)" "$(folded_sum bi.folded)" &&
@@ -70,7 +81,7 @@ test_expect_success 'with --no-aggregate too' '
 	"$RPERF" report --format folded --tagfocus status=2xx na.pb.gz >s.folded &&
 	sum=0 &&
 	for f in caps/??.pb.gz; do sum=$((sum + $(total_ns $f))); done &&
-	test "$(folded_sum s.folded)" = "$sum"
+	labels_cover_captures "$(folded_sum s.folded)" "$sum"
 '
 
 test_expect_success 'rperf report --list: slowest first, names, statuses, other files skipped' '
