@@ -41,12 +41,15 @@ for mode in cpu wall; do
 				num_ge "$n" "$inner" || exit 1
 			done <caps.txt &&
 			echo "thread $t: captures $got, its clock $want" &&
-			# within 5% or 10 ms: a capture'"'"'s first sample bills the
+			# within 5% or 20 ms: a capture'"'"'s first sample bills the
 			# thread'"'"'s time since its previous one, which can be a
 			# little before the capture began (up to a sample period,
-			# longer on a loaded machine), and four captures a thread
+			# longer on a loaded machine), and four captures a thread.
+			# (Here -1 to +6 ms with two busy loops beside it; a
+			# distcheck run in CI read -16.8 ms, one tick that came
+			# late moving a capture'"'"'s last part out of it.)
 			awk -v g="$got" -v w="$want" "BEGIN { d = g - w; if (d < 0) d = -d;
-				exit (d > 10e6 && d > 0.05 * w) }" || exit 1
+				exit (d > 20e6 && d > 0.05 * w) }" || exit 1
 		done &&
 		"$RPERF" report --format folded caps/b1.pb.gz >b1.folded &&
 		test_grep ! "^<main>;|Thread#join" b1.folded
