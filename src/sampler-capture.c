@@ -22,8 +22,9 @@
  * that last part to the stack it was seen with last, under that stack's
  * capture and labels (sampler_bill_last): such a part of a capture's
  * time reaches the run's samples with the labels given at its end, but
- * not its own profile, written by then.  (A tick reaching the GVL holder late, which once
- * moved tens of ms from one capture to the next, is sampler-tick.c's.)
+ * not its own profile, written by then.  (A tick reaching the GVL holder
+ * late, which once moved tens of ms from one capture to the next, is
+ * sampler-tick.c's.)
  *
  * Windows: with windows on, every stack entry's weight and count is
  * copied once a minute (by the control job, after folding the buffers;
