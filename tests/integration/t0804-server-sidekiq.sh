@@ -36,6 +36,7 @@ RUBY
 
 test_expect_success 'sidekiq runs the jobs with Rperf::Sidekiq installed' '
 	cp "$FIXTURES/servers/sidekiq_jobs.rb" jobs.rb &&
+	cp "$FIXTURES/servers/work.rb" work.rb &&
 	"$RUBY" $inc enqueue.rb || exit 1
 	SLOW=1.5 "$RPERF" record -o sk.pb.gz -- $inc "$bin/sidekiq" -r ./jobs.rb -c 1 -q default -q bulk \
 		>sk.out 2>&1 &
