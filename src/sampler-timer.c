@@ -332,12 +332,28 @@ sampler_worker_quit(void)
 	sampler.worker_made = 0;
 }
 
-/* Install the signal handlers, start the worker and make the timer
- * (whatever was done is undone by sampler_timer_release). */
+/*
+ * Install the signal handlers, start the worker and make the timer
+ * (whatever was done is undone by sampler_timer_release).
+ *
+ * Neither the handlers nor the worker may resolve a symbol lazily.  The
+ * dynamic linker marks a thread that resolves one; dlopen (Ruby loads its
+ * encodings so while it reads its options) waits until no thread is so
+ * marked, sleeping until the thread clears its mark.  A handler that
+ * resolved a symbol while interrupting its thread's own resolution cleared
+ * the mark early, without the wake-up, and dlopen slept for ever (a run
+ * caught so running t0105's table, once in some 20,000).  rperf is linked
+ * with -z now, which binds its own calls at load, and the job trigger the
+ * handlers and the worker call is made once here, so that whatever libruby
+ * resolves on that path is resolved before they exist (the job it asks for
+ * finds no tick to serve).
+ */
 int
 sampler_timer_start(char *err, size_t errlen)
 {
 	struct sigevent sev;
+
+	rb_postponed_job_trigger(sampler.job);
 
 	if (sampler.cfg.control_signal > 0) {
 		if (sampler_timer_handler(sampler.cfg.control_signal, sampler_control_handler,
