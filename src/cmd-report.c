@@ -105,6 +105,26 @@ struct cmd_report {
 	int64_t total_read;	/* the total before the filters */
 };
 
+/* Keep P's samples of the window [FROM_NS, TO_NS] (TO_NS < 0: to the
+ * end): its duration becomes the window's, its samples are recounted as
+ * a filter's are, and the figures of the whole run that the window
+ * cannot split (timer triggers, the process's CPU and what no sample
+ * billed) go. */
+static void
+report_cut_window(struct profile *p, int64_t from_ns, int64_t to_ns)
+{
+	int64_t end = p->duration_nanos;
+
+	timeline_cut(p, from_ns, to_ns);
+	if (to_ns >= 0 && to_ns < end)
+		end = to_ns;
+	if (p->duration_nanos > 0)
+		p->duration_nanos = end > from_ns ? end - from_ns : 0;
+	report_fix_comments(p);
+	profile_drop_meta(p, PROFILE_COMMENT_PROCESS_CPU);
+	profile_drop_meta(p, PROFILE_COMMENT_UNATTRIBUTED);
+}
+
 /* Print the "Filters:" line when filters are in force. */
 static void
 cmd_report_print_filters(const struct cmd_report *r, FILE *fp)
@@ -365,7 +385,7 @@ cmd_report_exec(int argc, char **argv)
 			report_filter_release(&r.filter);
 			return RPERF_EXIT_FAILURE;
 		}
-		timeline_cut(r.p, r.from_ns > 0 ? r.from_ns : 0, r.to_ns);
+		report_cut_window(r.p, r.from_ns > 0 ? r.from_ns : 0, r.to_ns);
 		if (r.to_ns >= 0)
 			profile_add_meta(r.p, PROFILE_COMMENT_WINDOW, "%.3f s to %.3f s",
 			    (double)(r.from_ns > 0 ? r.from_ns : 0) / 1e9, (double)r.to_ns / 1e9);

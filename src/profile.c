@@ -524,6 +524,18 @@ profile_comment_value(const struct profile *p, const char *key)
 	return NULL;
 }
 
+void
+profile_drop_meta(struct profile *p, const char *key)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->ncomments; i++) {
+		if (profile_comment_match(profile_str(p, p->comments[i]), key) == NULL)
+			p->comments[n++] = p->comments[i];
+	}
+	p->ncomments = n;
+}
+
 const uint64_t *
 profile_sample_locs(const struct profile *p, const struct profile_sample *s)
 {

@@ -189,6 +189,8 @@ void profile_add_meta(struct profile *p, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The value of the first comment "key: value" with this key, or NULL. */
 const char *profile_comment_value(const struct profile *p, const char *key);
+/* Remove every "KEY: value" comment of P. */
+void profile_drop_meta(struct profile *p, const char *key);
 /* The value of COMMENT when it is "KEY: value" (blanks after the colon
  * skipped), else NULL. */
 const char *profile_comment_match(const char *comment, const char *key);

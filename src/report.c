@@ -301,7 +301,7 @@ report_keep(const struct profile *p, const struct profile_sample *s,
 
 /* After samples were dropped: recount the "samples" comment from the
  * samples value, and drop the "triggers" one, which cannot be recounted. */
-static void
+void
 report_fix_comments(struct profile *p)
 {
 	size_t i, k, n = 0, vi = p->nvalue_types;

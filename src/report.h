@@ -64,8 +64,17 @@ int report_filter_active(const struct report_filter *f);
 /* The rules as options, for a report's header; "" without rules. */
 const char *report_filter_describe(const struct report_filter *f);
 
+/* Rule I of F (a --focus or --ignore) on every function name of P:
+ * MATCH[fn] is 1 when function FN's name matches, else 0 (MATCH[0] 0);
+ * MATCH has room for P's functions and one. */
+void report_rule_functions(const struct report_filter *f, size_t i,
+    const struct profile *p, uint8_t *match);
+
 /* Drop the samples of P that F rejects; returns how many are kept. */
 size_t report_filter_apply(struct profile *p, const struct report_filter *f);
+/* After samples of P were dropped: the "samples" comment recounted from
+ * the samples value, the "triggers" one, which cannot be, dropped. */
+void report_fix_comments(struct profile *p);
 
 /* --- the call tree --- */
 

@@ -281,6 +281,7 @@ rperf_snapshot(int argc, VALUE *argv, VALUE self)
 	}
 	if (fmt == NULL)
 		fmt = &format_pprof;
+	sampler_mark_event("[snapshot]");
 	p = sampler_snapshot(vals[0] != Qundef && RTEST(vals[0]), &st);
 	if (p == NULL)
 		return Qnil;

@@ -382,7 +382,7 @@ rperf_report(int argc, VALUE *argv, VALUE self)
 static VALUE
 rperf_mark_leave(VALUE id)
 {
-	sampler_mark_end(NUM2INT(id));
+	sampler_mark_end(NUM2INT(id), NULL, 0);
 	return Qnil;
 }
 
@@ -429,14 +429,25 @@ rperf_mark_start(VALUE self, VALUE name)
 	return id > 0 ? INT2NUM(id) : Qnil;
 }
 
-/* Rperf.mark_stop(token): close it (nil and unknown tokens: nothing). */
+/* Rperf.mark_stop(token, name = nil): close it, renamed NAME when given
+ * (nil and unknown tokens: nothing). */
 static VALUE
-rperf_mark_stop(VALUE self, VALUE token)
+rperf_mark_stop(int argc, VALUE *argv, VALUE self)
 {
-	if (FIXNUM_P(token))
-		sampler_mark_end(FIX2INT(token));
-	else if (!NIL_P(token))
+	VALUE token, name, s = Qnil;
+
+	rb_scan_args(argc, argv, "11", &token, &name);
+	if (!NIL_P(name))
+		s = rperf_mark_name(name);
+	if (FIXNUM_P(token)) {
+		if (NIL_P(s))
+			sampler_mark_end(FIX2INT(token), NULL, 0);
+		else
+			sampler_mark_end(FIX2INT(token), RSTRING_PTR(s), (size_t)RSTRING_LEN(s));
+	} else if (!NIL_P(token)) {
 		rb_raise(rb_eTypeError, "mark token must be an Integer from Rperf.mark_start");
+	}
+	RB_GC_GUARD(s);
 	return Qnil;
 }
 
@@ -468,7 +479,7 @@ rperf_server_define(VALUE module)
 	rb_define_module_function(module, "allocations?", rperf_allocations_p, 0);
 	rb_define_module_function(module, "mark", rperf_mark, 1);
 	rb_define_module_function(module, "mark_start", rperf_mark_start, 1);
-	rb_define_module_function(module, "mark_stop", rperf_mark_stop, 1);
+	rb_define_module_function(module, "mark_stop", rperf_mark_stop, -1);
 	if (dir == NULL)
 		return;
 	rb_ary_push(rb_gv_get("$LOAD_PATH"), rb_str_new_cstr(dir));

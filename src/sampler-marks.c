@@ -3,7 +3,9 @@
  * thread, its start and end on the samples' clock.  Kept only with
  * --timeline (a profile without times has nowhere to show them), at most
  * SAMPLER_MARKS_MAX of them; they go into the profile as comments
- * "mark: 0 THREAD START END NAME" (see timeline.h).  With the GVL.
+ * "mark: 0 THREAD START END NAME" (see timeline.h).  The process's own
+ * events (fork, exec, snapshot) are marks of no length too.  With the
+ * GVL.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,23 @@
 #define SAMPLER_MARKS_MAX	100000
 #define SAMPLER_MARK_NAME_MAX	200
 
+/* NAME (LEN bytes) as a mark's name: at most SAMPLER_MARK_NAME_MAX bytes,
+ * one line, no NUL (it goes into a comment). */
+static char *
+sampler_mark_name(const char *name, size_t len)
+{
+	char *s;
+	size_t i;
+
+	if (len > SAMPLER_MARK_NAME_MAX)
+		len = SAMPLER_MARK_NAME_MAX;
+	s = xmalloc(len + 1);
+	for (i = 0; i < len; i++)
+		s[i] = name[i] == '\n' || name[i] == '\r' || name[i] == '\0' ? ' ' : name[i];
+	s[len] = '\0';
+	return s;
+}
+
 /* Open a mark called NAME on the current thread; its id (> 0), or 0
  * when marks are not kept (no --timeline, not running, too many). */
 int
@@ -24,7 +43,6 @@ sampler_mark_begin(const char *name, size_t len)
 {
 	struct sampler_thread *td;
 	struct sampler_mark *m;
-	size_t i;
 
 	if (!sampler_running() || sampler.cfg.aggregate)
 		return 0;
@@ -37,26 +55,41 @@ sampler_mark_begin(const char *name, size_t len)
 	xgrow((void **)&sampler.marks, &sampler.marks_cap, sampler.nmarks + 1,
 	    sizeof *sampler.marks);
 	m = &sampler.marks[sampler.nmarks++];
-	if (len > SAMPLER_MARK_NAME_MAX)
-		len = SAMPLER_MARK_NAME_MAX;
-	m->name = xmalloc(len + 1);
-	for (i = 0; i < len; i++)	/* one line, no NUL: it is a comment */
-		m->name[i] = name[i] == '\n' || name[i] == '\r' || name[i] == '\0' ?
-		    ' ' : name[i];
-	m->name[len] = '\0';
+	m->name = sampler_mark_name(name, len);
 	m->thread_seq = td->seq;
 	m->start = util_mono_ns() - sampler.start_mono;
 	m->end = -1;
 	return (int)sampler.nmarks;
 }
 
-/* Close mark ID (from sampler_mark_begin; 0 is ignored). */
+/* Close mark ID (from sampler_mark_begin; 0 is ignored), renamed NAME
+ * (LEN bytes) when NAME is not NULL: a request's route is known only once
+ * the app has routed it. */
 void
-sampler_mark_end(int id)
+sampler_mark_end(int id, const char *name, size_t len)
 {
+	struct sampler_mark *m;
+
 	if (id <= 0 || (size_t)id > sampler.nmarks || sampler.marks[id - 1].end != -1)
 		return;
-	sampler.marks[id - 1].end = util_mono_ns() - sampler.start_mono;
+	m = &sampler.marks[id - 1];
+	m->end = util_mono_ns() - sampler.start_mono;
+	if (name != NULL) {
+		free(m->name);
+		m->name = sampler_mark_name(name, len);
+	}
+}
+
+/* A process event at this moment (a fork, an exec, a snapshot): a mark
+ * of no length on the current thread, named NAME, which by convention
+ * starts with the event in brackets ("[fork] child 4242"). */
+void
+sampler_mark_event(const char *name)
+{
+	int id = sampler_mark_begin(name, strlen(name));
+
+	if (id > 0)
+		sampler.marks[id - 1].end = sampler.marks[id - 1].start;
 }
 
 /* The marks as comments of P (open ones end now). */

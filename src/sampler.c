@@ -383,6 +383,7 @@ sampler_control_job(void *arg)
 	}
 	if (atomic_exchange(&sampler.pending_snapshot, 0) && sampler.cfg.snapshot_fn != NULL &&
 	    !atomic_load(&sampler.building)) {
+		sampler_mark_event("[snapshot]");
 		p = sampler_snapshot(0, NULL);
 		if (p != NULL)
 			sampler_hand_out(p, sampler.cfg.snapshot_fn, sampler.cfg.snapshot_arg);

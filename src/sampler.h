@@ -157,13 +157,23 @@ void sampler_set_label_set(int id);
 int sampler_capture_begin(void);
 int sampler_capture_end(int id, int (*relabel)(int label_set, void *arg), void *arg,
     struct profile **out);
+/* Bill the current thread's time up to now to its stack, labels and
+ * capture as they are: a capture's end calls it once the capture's own
+ * profile is written, so that the building and writing go to the
+ * capture around it (or none) then, not to whichever one a later sample
+ * falls in. */
+void sampler_bill_now(void);
 
 /*
  * Marks (with --timeline): a named span of the current thread, from
- * mark_begin (its id, or 0 when marks are not kept) to mark_end.
+ * mark_begin (its id, or 0 when marks are not kept) to mark_end, which
+ * renames it when given a NAME.
  */
 int sampler_mark_begin(const char *name, size_t len);
-void sampler_mark_end(int id);
+void sampler_mark_end(int id, const char *name, size_t len);
+/* A process event now, NAME such as "[fork] child 4242": a mark of no
+ * length (with --timeline; with the GVL). */
+void sampler_mark_event(const char *name);
 
 /*
  * Windows: the profile of about the last LAST_NS (0: the whole run) from

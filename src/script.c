@@ -248,6 +248,7 @@ script_procs_exec(void *arg)
 {
 	struct script_procs *sp = arg;
 
+	sampler_mark_event("[exec]");
 	if (sp->save_now != NULL && sampler_running())
 		sp->save_now(sp->arg);
 }

@@ -131,7 +131,8 @@ speedscope_marks(struct speedscope *w, const struct timeline *tl, int64_t pid,
 	size_t i, n = 0;
 
 	for (i = 0; i < tl->nmarks; i++) {
-		if (tl->marks[i].pid == pid && tl->marks[i].thread == thread)
+		if (tl->marks[i].pid == pid && tl->marks[i].thread == thread &&
+		    tl->marks[i].end >= w->start)
 			ms[n++] = &tl->marks[i];
 	}
 	qsort(ms, n, sizeof *ms, speedscope_mark_cmp);
@@ -148,7 +149,8 @@ speedscope_marks(struct speedscope *w, const struct timeline *tl, int64_t pid,
 			e = ends[w->nopen - 1];
 		ends[w->nopen] = e;
 		w->open[w->nopen++] = speedscope_mark_frame(w, ms[i]->name);
-		speedscope_event(w, 'O', w->open[w->nopen - 1], ms[i]->start);
+		speedscope_event(w, 'O', w->open[w->nopen - 1],
+		    ms[i]->start > w->start ? ms[i]->start : w->start);
 	}
 	while (w->nopen > 0)
 		speedscope_close(w, w->nopen - 1, ends[w->nopen - 1]);
@@ -182,11 +184,33 @@ speedscope_has_thread(const struct timeline *tl, int64_t pid, int64_t thread)
 	return 0;
 }
 
+/* Where the view of a profile cut to a window (rperf report --from)
+ * begins: its threads' first span, so that speedscope does not show the
+ * time before the window as an empty stretch. */
+static int64_t
+speedscope_window_start(const struct speedscope *w, const struct timeline *tl)
+{
+	int64_t start = -1;
+	size_t i;
+
+	if (profile_comment_value(w->p, PROFILE_COMMENT_WINDOW) == NULL)
+		return 0;
+	for (i = 0; i < tl->nthreads; i++) {
+		const struct timeline_thread *th = &tl->threads[i];
+
+		if (th->nspans > 0 && (start < 0 || th->spans[0].start < start))
+			start = th->spans[0].start;
+	}
+	return start > 0 ? start : 0;
+}
+
 void
 speedscope_evented(struct speedscope *w, const struct timeline *tl)
 {
 	int64_t end = tl->end;
 	size_t i;
+
+	w->start = speedscope_window_start(w, tl);
 
 	for (i = 0; i < tl->nmarks; i++) {
 		if (tl->marks[i].end > end)

@@ -27,10 +27,11 @@ struct speedscope {
 	size_t nopen, cap;
 	size_t nevents;		/* written in the current profile */
 	size_t nprofiles;	/* written */
+	int64_t start;		/* where every profile's view begins */
 };
 
 /* Begin a profile of TYPE ("evented" or "sampled") called PREFIX and the
- * thread's name, "thread N (name)", in UNIT, ending at END. */
+ * thread's name, "thread N (name)", in UNIT, from W->start to END. */
 void speedscope_begin(struct speedscope *w, const char *type, const char *prefix,
     int64_t pid, int64_t thread, const char *thname, const char *unit,
     int64_t end);

@@ -209,9 +209,9 @@ speedscope_begin(struct speedscope *w, const char *type, const char *prefix,
 	fprintf(w->fp, "%s{\"type\":\"%s\",\"name\":", w->nprofiles++ == 0 ? "\n" :
 	    ",\n", type);
 	json_write_string(w->fp, name, JSON_XML_SAFE);
-	fprintf(w->fp, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRId64
-	    ",\n\"%s\":[", unit, end, strcmp(type, "evented") == 0 ? "events" :
-	    "samples");
+	fprintf(w->fp, ",\"unit\":\"%s\",\"startValue\":%" PRId64 ",\"endValue\":%"
+	    PRId64 ",\n\"%s\":[", unit, w->start, end, strcmp(type, "evented") == 0 ?
+	    "events" : "samples");
 	free(name);
 	w->nevents = 0;
 	w->nopen = 0;
@@ -310,6 +310,7 @@ speedscope_write(const struct profile *p, FILE *fp, size_t vi, const char *name)
 {
 	struct speedscope w;
 	struct timeline tl;
+	const char *full;
 	int timed;
 
 	memset(&w, 0, sizeof w);
@@ -332,7 +333,17 @@ speedscope_write(const struct profile *p, FILE *fp, size_t vi, const char *name)
 
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n"
 	    "\"exporter\":\"rperf " PACKAGE_VERSION "\",\"name\":", fp);
-	json_write_string(fp, name != NULL ? name : "rperf", JSON_XML_SAFE);
+	/* A full timeline says so where speedscope shows the name: the
+	 * threads' ends there are not the run's. */
+	if ((full = profile_comment_value(p, PROFILE_COMMENT_TIMELINE_FULL)) != NULL) {
+		char *s = xasprintf("%s (timeline full, --timeline-max: %s)",
+		    name != NULL ? name : "rperf", full);
+
+		json_write_string(fp, s, JSON_XML_SAFE);
+		free(s);
+	} else {
+		json_write_string(fp, name != NULL ? name : "rperf", JSON_XML_SAFE);
+	}
 	fputs(",\"activeProfileIndex\":0,\n", fp);
 	speedscope_frames(&w);
 	fputs(",\n\"profiles\":[", fp);

@@ -201,9 +201,9 @@ tsvg_lane_name(FILE *fp, int64_t pid, int64_t thread, const char *name)
 }
 
 /* Write the marks of thread (PID, THREAD) of TL, at least GRAIN long,
- * each on the first row where it fits (marks come by start, the longer
- * first, so one that holds another is above it); returns how many rows
- * they take. */
+ * and its process events (no length, taking GRAIN of their row), each on
+ * the first row where it fits (marks come by start, the longer first, so
+ * one that holds another is above it); returns how many rows they take. */
 static int
 tsvg_marks(FILE *fp, const struct timeline *tl, int64_t pid, int64_t thread,
     int64_t grain)
@@ -215,8 +215,13 @@ tsvg_marks(FILE *fp, const struct timeline *tl, int64_t pid, int64_t thread,
 	fputs(",\"m\":[", fp);
 	for (i = 0; i < tl->nmarks; i++) {
 		const struct timeline_mark *m = &tl->marks[i];
+		int64_t end = m->end;
 
-		if (m->pid != pid || m->thread != thread || m->end - m->start < grain)
+		if (m->pid != pid || m->thread != thread)
+			continue;
+		if (timeline_mark_is_event(m))
+			end = m->start + grain;
+		else if (m->end - m->start < grain)
 			continue;
 		for (r = 0; r < rows && row_end[r] > m->start; r++)
 			;
@@ -224,9 +229,9 @@ tsvg_marks(FILE *fp, const struct timeline *tl, int64_t pid, int64_t thread,
 			r = TSVG_MARK_ROWS_MAX - 1;
 		/* (on the last row, full, a mark may overlap: the later end) */
 		if (r == rows)
-			row_end[rows++] = m->end;
-		else if (row_end[r] < m->end)
-			row_end[r] = m->end;
+			row_end[rows++] = end;
+		else if (row_end[r] < end)
+			row_end[r] = end;
 		fprintf(fp, "%s[%" PRId64 ",%" PRId64 ",%d,", n++ == 0 ? "" : ",\n",
 		    tsvg_us(m->start), tsvg_us(m->end) - tsvg_us(m->start), r);
 		json_write_string(fp, m->name, JSON_XML_SAFE);
@@ -387,6 +392,7 @@ timeline_svg_write(const struct profile *p, FILE *fp,
 	struct tsvg w;
 	struct numfmt_unit u;
 	char *data = NULL, buf[64];
+	const char *full;
 	size_t len = 0, vi, i;
 	FILE *mem;
 	int width, height, lanes_h;
@@ -425,6 +431,17 @@ timeline_svg_write(const struct profile *p, FILE *fp,
 		if (tl.marks[i].end > end)
 			end = tl.marks[i].end;
 	}
+	/* The process events too, unless a window was cut: an exec comes
+	 * after the last sample, and a full timeline's lanes end early. */
+	for (i = 0; end > 0 && i < tl.nmarks &&
+	    profile_comment_value(p, PROFILE_COMMENT_WINDOW) == NULL; i++) {
+		if (!timeline_mark_is_event(&tl.marks[i]))
+			continue;
+		if (tl.marks[i].start < start)
+			start = tl.marks[i].start;
+		if (tl.marks[i].start > end)
+			end = tl.marks[i].start;
+	}
 	if (end <= start) {
 		start = 0;
 		end = end > 0 ? end : 1;
@@ -461,6 +478,11 @@ timeline_svg_write(const struct profile *p, FILE *fp,
 	if (o != NULL && o->subtitle != NULL && *o->subtitle != '\0') {
 		fputs("; ", fp);
 		tsvg_xml_str(fp, o->subtitle);
+	}
+	/* A full timeline: its lanes end before the run did. */
+	if ((full = profile_comment_value(p, PROFILE_COMMENT_TIMELINE_FULL)) != NULL) {
+		fputs("; timeline full (--timeline-max): ", fp);
+		tsvg_xml_str(fp, full);
 	}
 	fputs("</text>\n", fp);
 	fprintf(fp, "<text id=\"unzoom\" class=\"btn off\" x=\"10\" y=\"64\">Reset Zoom</text>\n");

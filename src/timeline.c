@@ -277,6 +277,37 @@ timeline_thread_name(char *buf, size_t len, const struct timeline_thread *th)
 	return buf;
 }
 
+int
+timeline_mark_is_event(const struct timeline_mark *m)
+{
+	return m->start == m->end && m->name[0] == '[' && strchr(m->name, ']') != NULL;
+}
+
+/* The process events of TL, in time order, if it has any. */
+static void
+timeline_write_events(const struct timeline *tl, FILE *fp)
+{
+	size_t i, n = 0;
+	char at[48], who[48];
+
+	for (i = 0; i < tl->nmarks; i++) {
+		const struct timeline_mark *m = &tl->marks[i];
+
+		if (!timeline_mark_is_event(m))
+			continue;
+		if (n++ == 0)
+			fprintf(fp, "\nProcess events (at: ms from the start):\n  %12s  %-10s  %s\n",
+			    "At", "Thread", "Event");
+		if (m->pid != 0)
+			snprintf(who, sizeof who, "%" PRId64 "/%" PRId64, m->pid, m->thread);
+		else
+			snprintf(who, sizeof who, "%" PRId64, m->thread);
+		fprintf(fp, "  %12s  %-10s  %s\n",
+		    numfmt_value(at, sizeof at, &(struct numfmt_unit){ 1, "ms" }, m->start),
+		    who, m->name);
+	}
+}
+
 /* The shortest GVL wait listed among the longest (ns). */
 #define TIMELINE_WAIT_SHOWN	10000
 
@@ -319,6 +350,7 @@ timeline_write_summary(const struct profile *p, const struct timeline *tl, FILE 
 			nw++;
 		}
 	}
+	timeline_write_events(tl, fp);
 	if (nw == 0)
 		return;
 	qsort(w, nw, sizeof *w, timeline_wait_cmp);

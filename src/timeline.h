@@ -54,6 +54,11 @@ struct timeline_mark {
 };
 #define TIMELINE_MARK_COMMENT "mark"
 
+/* Whether mark M is one of the process's own events (a fork, an exec, a
+ * snapshot, recorded so): no length, and a name that starts with the
+ * event in brackets ("[fork] child 4242"). */
+int timeline_mark_is_event(const struct timeline_mark *m);
+
 struct timeline {
 	struct timeline_thread *threads;	/* by pid, then thread id */
 	size_t nthreads;

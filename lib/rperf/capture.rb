@@ -166,6 +166,8 @@ module Rperf
 
         return Rperf.label(job: name, queue: queue) { yield }
       end
+      # With --timeline the job is a mark on its thread (nil without).
+      mark = Rperf.mark_start(name) if Rperf.respond_to?(:mark_start)
       t0 = clock
       ok = false
       begin
@@ -188,6 +190,7 @@ module Rperf
           meta = { "kind" => "job", "name" => name, "queue" => queue.to_s,
                    "status" => ok ? "ok" : "error", "pid" => Process.pid.to_s }
         end
+        Rperf.mark_stop(mark) if mark
         log.finish(token, labels, seconds, meta)
       end
     end

@@ -16,7 +16,9 @@
 # a request is labelled "GET (other)", so that a crawler cannot make the
 # label set grow without bound.  Both labels are put on when the request
 # ends (the route is known only after the app routed it), on the samples
-# the request's own thread took.
+# the request's own thread took.  Under `rperf record --timeline` each
+# request is also a mark on its thread's timeline, named when it ends by
+# its endpoint and status ("GET /users/:id 200").
 #
 # When this process is not sampling time (rperf record -m alloc) the
 # path-derived endpoint labels the request's allocation samples; when rperf
@@ -36,6 +38,8 @@ module Rperf
     # is then two Hash lookups, not a gsub and two new Hashes).
     CACHE_MAX = 4096
     VIEWS = %w[flame text folded].freeze
+    # Whether this rperf has marks named when they end (mark_stop's NAME).
+    MARKS = Rperf.respond_to?(:mark_start) && Rperf.method(:mark_stop).arity != 1
 
     # OPTIONS:
     #   label:         proc(env) -> String, the endpoint (nil: the default)
@@ -91,6 +95,9 @@ module Rperf
       token = Rperf.capture_begin
       return call_untimed(app, env) unless token
 
+      # With --timeline the request is a mark, named when it ends (nil,
+      # and nothing more to do, without).
+      mark = Rperf.mark_start("request") if MARKS
       t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
       status = 500 # what an exception that escapes the app becomes
       begin
@@ -105,7 +112,7 @@ module Rperf
         status = response[0].to_i
         response
       ensure
-        finish(token, env, status, Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0)
+        finish(token, env, status, Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0, mark)
       end
     end
 
@@ -148,9 +155,10 @@ module Rperf
       Rperf.label(endpoint: path_endpoint(env)) { app.call(env) }
     end
 
-    def finish(token, env, status, seconds)
+    def finish(token, env, status, seconds, mark = nil)
       name = endpoint(env)
       status_class = (STATUS_CLASS[status / 100] if status >= 100) || "other"
+      Rperf.mark_stop(mark, "#{name} #{status}") if mark
       meta = nil
       if @log.slow?(seconds)
         meta = { "kind" => "request", "name" => name, "status" => status.to_s, "pid" => Process.pid.to_s }

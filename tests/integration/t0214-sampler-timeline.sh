@@ -59,6 +59,20 @@ test_expect_success 'marks are in the profile, each on its thread' '
 	awk "/^mark: .* naps$/ { d = \$5 - \$4; if (d < 590e6 || d > 1000e6) { print d; exit 1 } }" comments
 '
 
+test_expect_success 'go tool pprof reads the times, and a profile it wrote is still a timeline' '
+	if test -z "$GO"; then echo "no go: skipped"; exit 0; fi &&
+	"$GO" tool pprof -raw tl.pb.gz >raw 2>&1 &&
+	test_grep "^ +thread:\[[0-9]+\] timestamp:\[[0-9]+ nanoseconds\]$" raw &&
+	"$GO" tool pprof -proto tl.pb.gz >re.pb.gz 2>/dev/null &&
+	"$RPERF" report re.pb.gz >re.txt &&
+	sed -n "/^Timeline (per/,\$p" report >a.tl && sed -n "/^Timeline (per/,\$p" re.txt >b.tl &&
+	test "$(wc -l <a.tl)" -gt 3 &&
+	test_cmp a.tl b.tl &&
+	"$RPERF" report --timeline -o re.svg re.pb.gz &&
+	"$RPERF" report --timeline -o tl.svg tl.pb.gz &&
+	grep -c "\"name\":" re.svg >n.re && grep -c "\"name\":" tl.svg >n.tl && test_cmp n.tl n.re
+'
+
 test_expect_success 'report --from/--to keeps a time window, for every output' '
 	"$RPERF" report --format folded tl.pb.gz >all.folded &&
 	"$RPERF" report --from 0.2 --to 0.3 --format folded tl.pb.gz >win.folded &&
@@ -69,6 +83,15 @@ test_expect_success 'report --from/--to keeps a time window, for every output' '
 	num_ge 600000000 "$win" &&
 	"$RPERF" report --from 0.2 --to 0.3 tl.pb.gz >w.txt &&
 	test_grep "^Window: +0.200 s to 0.300 s after the start$" w.txt &&
+	# the header speaks of the window: its length and samples, and none
+	# of the figures of the whole run (triggers, unbilled CPU)
+	test_grep "^Duration: +100.00 ms$" w.txt &&
+	"$RPERF" report tl.pb.gz >full.txt &&
+	n_all=$(sed -n "s/^Samples: *//p" full.txt | tr -d ,) &&
+	n_win=$(sed -n "s/^Samples: *//p" w.txt | tr -d ,) &&
+	echo "samples: all $n_all window $n_win" &&
+	test "$n_win" -ge 1 && test "$n_win" -lt "$n_all" &&
+	test_grep "^Triggers:" full.txt && test_grep ! "^Triggers:" w.txt &&
 	"$RPERF" record -q -o plain.pb.gz -e 1 &&
 	test_expect_code 1 "$RPERF" report --from 1 plain.pb.gz 2>err &&
 	test_grep "^rperf report: .plain.pb.gz. has no sample times for --from/--to \(record it with --timeline\)$" err &&
@@ -81,6 +104,11 @@ test_expect_success '--timeline-max: the rest is merged, every nanosecond still 
 	"$RPERF" record -q -m wall --timeline --timeline-max 50 -o cap.pb.gz threads.rb >/dev/null &&
 	"$RPERF" report cap.pb.gz >cap.txt &&
 	test_grep "^Timeline: full \(--timeline-max\): 50 samples kept with their time, up to [0-9.]+ s; [0-9]+ later ones merged$" cap.txt &&
+	# the views of the timeline say it too: their lanes end early
+	"$RPERF" report --timeline -o cap.svg cap.pb.gz &&
+	test_grep "<text id=\"subtitle\"[^>]*>.*; timeline full \(--timeline-max\): 50 samples kept with their time, up to [0-9.]+ s; [0-9]+ later ones merged</text>" cap.svg &&
+	"$RPERF" report -o cap.speedscope.json cap.pb.gz &&
+	test_grep "\"name\":\"[^\"]* \(timeline full, --timeline-max: 50 samples kept with their time, up to [0-9.]+ s; [0-9]+ later ones merged\)\"" cap.speedscope.json &&
 	"$RPERF" report --format folded cap.pb.gz >cap.folded &&
 	"$RPERF" report --from 0 --format folded cap.pb.gz >timed.folded &&
 	total=$(folded_sum cap.folded) && timed=$(folded_sum timed.folded) &&
@@ -106,7 +134,9 @@ test_expect_success 'a forked child: its times and marks on the parent'"'"'s clo
 	"$RPERF" record -q -m wall --timeline -o fork.pb.gz fork.rb &&
 	"$GO" tool pprof -comments fork.pb.gz >comments 2>&1 &&
 	grep "^mark: " comments >comments.marks &&
-	test_line_count 2 comments.marks &&
+	# the two marks, and the fork as a process event
+	test_line_count 3 comments.marks &&
+	test_grep "^mark: [0-9]+ 1 [0-9]+ [0-9]+ \[fork\] child [0-9]+$" comments.marks &&
 	parent_end=$(awk "/ parent nap$/ { print \$5 }" comments.marks) &&
 	child_start=$(awk "/ child work$/ { print \$4 }" comments.marks) &&
 	num_ge "$child_start" "$parent_end" &&
@@ -114,6 +144,35 @@ test_expect_success 'a forked child: its times and marks on the parent'"'"'s clo
 	"$RPERF" report fork.pb.gz >fork.txt &&
 	sed -n "/^Timeline (per/,/^\$/p" fork.txt >tl.txt && cat tl.txt &&
 	test "$(grep -c "^  [0-9]*/1 " tl.txt)" = 2
+'
+
+test_expect_success 'process events: a fork, snapshots and an exec are marks of no length, in order' '
+	if test -z "$GO"; then echo "no go: skipped"; exit 0; fi &&
+	cat >events.rb <<-\RUBY &&
+	pid = fork { sleep 0.01 }
+	Process.wait(pid)
+	File.write("child.pid", pid.to_s)
+	sleep 0.02
+	Rperf.snapshot
+	sleep 0.02
+	system(ENV.fetch("RPERF_BIN"), "snapshot", Process.pid.to_s)
+	sleep 0.3
+	exec "true"
+	RUBY
+	RPERF_BIN="$RPERF" "$RPERF" record -q -m wall --timeline -o ev.pb.gz events.rb &&
+	"$GO" tool pprof -comments ev.pb.gz >comments 2>&1 &&
+	grep "^mark: " comments >marks && cat marks &&
+	test_line_count 4 marks &&
+	awk "NR == 1 && \$6 == \"[fork]\" && \$7 == \"child\" && \$8 == $(cat child.pid) { n++ }
+		NR == 2 && \$6 == \"[snapshot]\" { n++ } NR == 3 && \$6 == \"[snapshot]\" { n++ }
+		NR == 4 && \$6 == \"[exec]\" { n++ }
+		\$3 != 1 || \$4 != \$5 || \$4 < last { print \"bad: \" \$0; exit 1 }
+		{ last = \$4 } END { if (n != 4) { print n; exit 1 } }" marks &&
+	"$RPERF" report --stdio ev.pb.gz >ev.txt &&
+	sed -n "/^Process events/,/^\$/p" ev.txt >events.txt && cat events.txt &&
+	test "$(grep -E -c "^ *[0-9.,]+  ([0-9]+/)?1  +\[" events.txt)" = 4 &&
+	"$RPERF" report --timeline -o ev.svg ev.pb.gz &&
+	test_grep "\[exec\]" ev.svg
 '
 
 test_done

@@ -476,6 +476,22 @@ assert tl[\"end\"] == max(ends) and tl[\"start\"] < 300000, (tl[\"start\"], tl[\
 " win.tl.json
 '
 
+test_expect_success 'speedscope --from --to: each profile begins at the window' '
+	"$RPERF" report --from 0.3 --to 0.6 -o win.speedscope.json t.pb.gz &&
+	python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+ev = [p for p in d[\"profiles\"] if p[\"type\"] == \"evented\"]
+assert ev
+for p in ev:
+    s = p[\"startValue\"]
+    # (a sample that ends in the window may begin before it, as in the SVG)
+    assert 100e6 <= s <= 300e6, (p[\"name\"], s)
+    at = [e[\"at\"] for e in p[\"events\"]]
+    assert not at or (min(at) >= s and max(at) <= p[\"endValue\"]), (p[\"name\"], s, at[:3])
+" win.speedscope.json
+'
+
 test_expect_success '--timeline errors: no timestamps (1), not an SVG (2)' '
 	"$RPERF" record -q -o agg2.pb.gz "$FIXTURES/sleeper.rb" 0.01 &&
 	test_expect_code 1 "$RPERF" report --timeline -o no.svg agg2.pb.gz 2>err &&
@@ -744,6 +760,42 @@ cat >rcheck.js <<'JS'
 })();
 JS
 
+# A run with process events and a timeline that fills up, for both views.
+cat >events.rb <<'RUBY'
+x = 0
+100_000.times { x += 1 }
+pid = fork { sleep 0.01 }
+Process.wait(pid)
+Rperf.snapshot
+sleep 0.05
+exec "true"
+RUBY
+"$RPERF" record -q -m wall --timeline --timeline-max 100 -o ev.pb.gz events.rb
+"$RPERF" report --timeline -o ev.svg ev.pb.gz
+
+cat >evcheck.js <<'JS'
+(function () {
+	var out = [];
+	function all(sel) { return Array.prototype.slice.call(document.querySelectorAll(sel)); }
+	try {
+		out.push('errors=' + errs.length + ' ' + errs.join('|'));
+		out.push('events=' + all('#lanes text.mkt').map(function (t) { return t.textContent; }).join('|'));
+		var mk = all('#lanes rect.mk'), m = mk[mk.length - 1];
+		var c = m.ownerSVGElement.getScreenCTM(), r = m.getBoundingClientRect();
+		m.dispatchEvent(new MouseEvent('mousemove', { bubbles: true,
+		    clientX: c.a * (+m.getAttribute('x') + 0.3) + c.e, clientY: r.top + r.height / 2 }));
+		out.push('hover=' + all('#details text').map(function (t) { return t.textContent; }).join('|'));
+		out.push('subtitle=' + document.getElementById('subtitle').textContent);
+	} catch (e) {
+		out.push('exception=' + e);
+	}
+	var pre = document.createElement('pre');
+	pre.id = 'result';
+	pre.textContent = out.join('\n');
+	document.body.appendChild(pre);
+})();
+JS
+
 cat >rshot.js <<'JS'
 search('nap|read');
 JS
@@ -772,6 +824,16 @@ else
 		test_grep "^sel=200$" m.res &&
 		test_grep "^drag=true$" m.res &&
 		test_grep "^escape=true$" m.res
+	'
+
+	test_expect_success 'SVG timeline in Chromium: process events labelled, a full timeline said' '
+		wrap ev.svg ev.html evcheck.js &&
+		chrome_dom "file://$TRASH/ev.html" | results >ev.res &&
+		cat ev.res &&
+		test_grep "^errors=0 $" ev.res &&
+		test_grep "^events=\[fork\] child [0-9]+\|\[snapshot\]\|\[exec\]$" ev.res &&
+		test_grep "^hover=(pid [0-9]+ )?thread 1: \[exec\]\|at [0-9.]+ m?s$" ev.res &&
+		test_grep "^subtitle=.*; timeline full \(--timeline-max\): 100 samples kept" ev.res
 	'
 
 	test_expect_success 'the timeline of a minute at 1000 Hz renders quickly' '
@@ -901,6 +963,7 @@ else
 		www/index.html >www/check.html
 	"$RPERF" report --tagfocus thread_name=nobody -o www/empty.speedscope.json m.pb.gz
 	cp t.speedscope.json m.speedscope.json www/
+	"$RPERF" report -o www/ev.speedscope.json ev.pb.gz
 	echo '{"not": "a profile"}' >www/bad.json
 
 	test_expect_success 'speedscope renders every thread of the file' '
@@ -922,6 +985,15 @@ else
 		grep -q "(1/7)</span>" m.dom &&
 		grep -F -q "title=\"marks: thread 3 (sleeper)\"" m.dom &&
 		grep -F -q "title=\"marks: thread 9\"" m.dom
+	'
+
+	test_expect_success 'speedscope opens process events and a full timeline, and says it is full' '
+		chrome_dom "http://127.0.0.1:$PORT/check.html#profileURL=http://127.0.0.1:$PORT/ev.speedscope.json" >ev.dom &&
+		grep -o "errors=[^<]*" ev.dom >ev.errors &&
+		cat ev.errors &&
+		test_grep "^errors=0 $" ev.errors &&
+		grep -E -q "title=\"marks: (pid [0-9]+ )?thread 1\"" ev.dom &&
+		grep -q "timeline full, --timeline-max: 100 samples kept" ev.dom
 	'
 
 	test_expect_success 'no samples left: one empty profile, which speedscope opens' '

@@ -4,7 +4,8 @@
 # env keys and a label: proc, the bound on path-derived names, the options
 # it refuses, exceptions passing through labelled 5xx, an unwritable slow
 # directory; then allocation profiles (-m alloc), where the endpoint label
-# comes from the path, and a process not profiled, where it passes through.
+# comes from the path, and a process not profiled, where it passes through;
+# with --timeline, requests and jobs as marks.
 . "$TEST_SRCDIR/test-lib.sh"
 
 test_expect_success 'the middleware decides as documented' '
@@ -72,6 +73,54 @@ test_expect_success 'outside a profiled process the middleware passes through' '
 		end
 		Process.wait(pid)" >out &&
 	test_grep "^\[200, \{\}, \[\"false\"\]\]$" out
+'
+
+cat >marks_app.rb <<'RUBY'
+require "rperf/rack"
+app = Rperf::Rack.new(lambda { |env|
+  raise "boom" if env["PATH_INFO"].start_with?("/fail")
+
+  sleep 0.03
+  [env["PATH_INFO"].start_with?("/gone") ? 404 : 200, {}, ["ok"]]
+})
+get = ->(path) { app.call("REQUEST_METHOD" => "GET", "PATH_INFO" => path, "SCRIPT_NAME" => "") }
+get.call("/users/1")
+Thread.new { get.call("/gone/2") }.join
+begin
+  get.call("/fail/3")
+rescue RuntimeError
+  nil
+end
+Rperf::JobCapture.run(Rperf::SlowLog.new("test"), "HardJob", "default") { sleep 0.02 }
+puts "done"
+RUBY
+
+test_expect_success '--timeline: each request a mark named by its endpoint and status, each job by its class' '
+	"$RPERF" record -q -m wall --timeline -o marks.pb.gz marks_app.rb >out &&
+	test_grep "^done$" out &&
+	"$RPERF" report -o marks.speedscope.json marks.pb.gz &&
+	for m in "GET /users/:id 200" "GET /gone/:id 404" "GET /fail/:id 500" HardJob; do
+		test_grep "\"name\":\"$m\"" marks.speedscope.json || return 1
+	done &&
+	test_grep ! "\"name\":\"request\"" marks.speedscope.json &&
+	if test -z "$GO"; then echo "no go: the times are not checked"; exit 0; fi &&
+	"$GO" tool pprof -comments marks.pb.gz >comments 2>&1 &&
+	grep "^mark: " comments >marks && cat marks &&
+	test_line_count 4 marks &&
+	# the request on a thread of its own is on that thread; each lasts
+	# as long as it slept, or less for the one that raised at once
+	test "$(awk "/ 404$/ { print \$3 }" marks)" != "$(awk "/ 200$/ { print \$3 }" marks)" &&
+	awk "/ (200|404)$/ { d = \$5 - \$4; if (d < 30e6 || d > 300e6) { print; exit 1 } }
+		/ HardJob$/ { d = \$5 - \$4; if (d < 20e6 || d > 300e6) { print; exit 1 } }
+		/ 500$/ { d = \$5 - \$4; if (d > 30e6) { print; exit 1 } }" marks
+'
+
+test_expect_success 'without --timeline no request or job is a mark' '
+	"$RPERF" record -q -m wall -o nomarks.pb.gz marks_app.rb >out &&
+	test_grep "^done$" out &&
+	if test -z "$GO"; then echo "no go: skipped"; exit 0; fi &&
+	"$GO" tool pprof -comments nomarks.pb.gz >comments 2>&1 &&
+	test_grep ! "^mark: " comments
 '
 
 # At 5 kHz the sample buffer is handed over some thirty times in the run;
