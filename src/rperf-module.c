@@ -339,16 +339,17 @@ static int rperf_hooks_defined;
 static VALUE
 rperf_fork(int argc, VALUE *argv, VALUE self)
 {
+	uint64_t id = 0;
 	VALUE pid;
 
 	if (rperf_hooks.before_fork != NULL)
-		rperf_hooks.before_fork(rperf_hooks.arg);
+		id = rperf_hooks.before_fork(rperf_hooks.arg);
 	pid = rb_call_super(argc, argv);
 	if (FIXNUM_P(pid) && FIX2LONG(pid) == 0) {
 		if (rperf_hooks.child != NULL)
-			rperf_hooks.child(rperf_hooks.arg);
+			rperf_hooks.child(rperf_hooks.arg, id);
 	} else if (FIXNUM_P(pid) && rperf_hooks.parent != NULL) {
-		rperf_hooks.parent(FIX2LONG(pid), rperf_hooks.arg);
+		rperf_hooks.parent(FIX2LONG(pid), rperf_hooks.arg, id);
 	}
 	return pid;
 }

@@ -5,6 +5,8 @@
 #ifndef RPERF_MODULE_H
 #define RPERF_MODULE_H
 
+#include <stdint.h>
+
 /* Define Rperf in the running VM.  Needs the GVL. */
 void rperf_module_define(void);
 
@@ -33,9 +35,11 @@ VALUE rperf_module_label_values(VALUE key);
  * be NULL.  Called with the GVL.
  */
 struct rperf_module_hooks {
-	void (*before_fork)(void *arg);
-	void (*child)(void *arg);
-	void (*parent)(long pid, void *arg);
+	/* Returns an id for the fork, given to the child and parent hooks
+	 * of the same fork (another thread may fork in between). */
+	uint64_t (*before_fork)(void *arg);
+	void (*child)(void *arg, uint64_t fork_id);
+	void (*parent)(long pid, void *arg, uint64_t fork_id);
 	void (*before_exec)(void *arg);
 	void *arg;
 };

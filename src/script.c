@@ -179,17 +179,16 @@ script_parse_seconds(const char *arg, double max, double *out)
 /* Fork hook, before the fork: the session directory is made when the
  * root first forks, so a run that never forks makes none, and one that
  * cannot be made costs the children their profiles, not the run. */
-static void
+static uint64_t
 script_procs_before_fork(void *arg)
 {
 	struct script_procs *sp = arg;
 	char err[512];
 
-	if (!sp->inherit || getpid() != sp->root || session_active(&sp->session) ||
-	    sp->session.failed)
-		return;
-	if (session_create(&sp->session, err, sizeof err) != 0)
+	if (sp->inherit && getpid() == sp->root && !session_active(&sp->session) &&
+	    !sp->session.failed && session_create(&sp->session, err, sizeof err) != 0)
 		error_print("%s; forked processes are not profiled", err);
+	return session_fork_id(&sp->session);
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -215,7 +214,7 @@ script_child_exit(int status, void *arg)
 
 /* Fork hook, in the new child: sample it afresh, or not at all. */
 static void
-script_procs_child(void *arg)
+script_procs_child(void *arg, uint64_t fork_id)
 {
 	struct script_procs *sp = arg;
 	char err[256];
@@ -223,6 +222,7 @@ script_procs_child(void *arg)
 #if defined(__SANITIZE_ADDRESS__)
 	(void)on_exit(script_child_exit, NULL);
 #endif
+	session_in_child(&sp->session, fork_id);
 	if (!sp->inherit || !session_active(&sp->session))
 		return;
 	if (sampler_restart_in_child(err, sizeof err) != 0) {
@@ -234,12 +234,15 @@ script_procs_child(void *arg)
 
 /* Fork hook, in the parent: the root must wait for this child. */
 static void
-script_procs_parent(long pid, void *arg)
+script_procs_parent(long pid, void *arg, uint64_t fork_id)
 {
 	struct script_procs *sp = arg;
+	char name[64];
 
+	snprintf(name, sizeof name, "[fork] child %ld", pid);
+	sampler_mark_event(name);
 	if (sp->inherit)
-		session_child_started(&sp->session, (pid_t)pid);
+		session_child_started(&sp->session, (pid_t)pid, fork_id);
 }
 
 /* Exec hook: save the profile so far. */

@@ -1,15 +1,18 @@
 /*
  * session.c: the meeting place of a profiled run's processes (see
- * session.h).  Files in the directory: "PID.running", made by the parent
- * when it forks PID; "PID.pb.gz", the child's profile, written through a
- * temporary file and renamed into place before the child removes its
- * ".running".  Names are only ever made from pids; nothing else is read
+ * session.h).  Files in the directory: "PID.ID.running", made by the
+ * parent when it forks PID by the fork of id ID; "PID.ID.pb.gz", the
+ * child's profile, written through a temporary file and renamed into
+ * place before the child removes its ".running".  The id tells apart two
+ * children that had the same pid.  Names are only ever made from pids
+ * and ids; nothing else is read
  * from the directory, and everything is done relative to its descriptor,
  * never through its path (which another user could recreate once it is
  * gone) and never through a symlink.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +37,8 @@ session_init(struct session *s)
 	s->dev = 0;
 	s->ino = 0;
 	s->failed = 0;
+	s->forks = 0;
+	s->self = 0;
 }
 
 /* Make the directory unless it is there already. */
@@ -87,11 +92,29 @@ session_active(const struct session *s)
 	return s->fd >= 0;
 }
 
-/* The name PID.EXT (to be freed). */
+/* The name PID.ID.EXT of the child PID of fork ID, PID.EXT for id 0 (to
+ * be freed). */
 static char *
-session_name(long pid, const char *ext)
+session_name(long pid, uint64_t id, const char *ext)
 {
-	return xasprintf("%ld.%s", pid, ext);
+	if (id == 0)
+		return xasprintf("%ld.%s", pid, ext);
+	return xasprintf("%ld.%" PRIu64 ".%s", pid, id, ext);
+}
+
+/* Right before this process forks: the id of that fork. */
+uint64_t
+session_fork_id(struct session *s)
+{
+	return (uint64_t)(uint32_t)getpid() << 32 | ++s->forks;
+}
+
+/* In the child made by the fork of id ID. */
+void
+session_in_child(struct session *s, uint64_t id)
+{
+	s->self = id;
+	s->forks = 0;
 }
 
 /* Note that PID was forked and will write a profile.  The parent runs
@@ -101,7 +124,7 @@ session_name(long pid, const char *ext)
  * renames its profile into place before it unlinks ".running", so looking
  * for the profile after making ".running" sees it in every order. */
 void
-session_child_started(const struct session *s, pid_t pid)
+session_child_started(const struct session *s, pid_t pid, uint64_t id)
 {
 	char *name, *done;
 	struct stat st;
@@ -109,8 +132,8 @@ session_child_started(const struct session *s, pid_t pid)
 
 	if (s->fd < 0)
 		return;
-	name = session_name((long)pid, "running");
-	done = session_name((long)pid, "pb.gz");
+	name = session_name((long)pid, id, "running");
+	done = session_name((long)pid, id, "pb.gz");
 	fd = openat(s->fd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		close(fd);
@@ -145,12 +168,12 @@ session_child_write(const struct session *s, pid_t pid, const struct profile *p,
 		    "was removed when the run ended (see --child-timeout)", s->dir);
 		return -1;
 	}
-	name = session_name((long)pid, "pb.gz");
+	name = session_name((long)pid, s->self, "pb.gz");
 	shown = xasprintf("%s/%s", s->dir, name);
 	rc = profile_write_at(p, s->fd, name, &format_pprof, shown, err, errlen);
 	free(shown);
 	free(name);
-	name = session_name((long)pid, "running");
+	name = session_name((long)pid, s->self, "running");
 	unlinkat(s->fd, name, 0);
 	free(name);
 	return rc;
@@ -191,16 +214,21 @@ session_has_children(const struct session *s)
 	return found;
 }
 
-/* The pid a file name of the directory stands for, with its extension. */
+/* The pid a file name of the directory stands for, with its extension
+ * (after the token, when there is one). */
 static long
 session_name_pid(const char *name, const char **ext)
 {
+	const char *id;
 	char *end;
 	long pid = strtol(name, &end, 10);
 
 	if (end == name || *end != '.' || pid <= 0)
 		return -1;
 	*ext = end + 1;
+	id = *ext + strspn(*ext, "0123456789");
+	if (id > *ext && *id == '.')
+		*ext = id + 1;
 	return pid;
 }
 
@@ -248,13 +276,43 @@ session_running(const struct session *s)
 	return n;
 }
 
-/* Compare longs, for qsort. */
-static int
-session_cmp_long(const void *a, const void *b)
-{
-	long x = *(const long *)a, y = *(const long *)b;
+/* A child's file found in the directory. */
+struct session_file {
+	long pid;
+	char *name;
+};
 
-	return (x > y) - (x < y);
+/* Order files by pid, then name, for qsort. */
+static int
+session_cmp_file(const void *a, const void *b)
+{
+	const struct session_file *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return (x->pid > y->pid) - (x->pid < y->pid);
+	return strcmp(x->name, y->name);
+}
+
+/* Append file NAME of PID to *LIST. */
+static void
+session_file_add(struct session_file **list, size_t *n, size_t *cap, long pid,
+    const char *name)
+{
+	xgrow((void **)list, cap, *n + 1, sizeof **list);
+	(*list)[*n].pid = pid;
+	(*list)[*n].name = xstrdup(name);
+	(*n)++;
+}
+
+/* Free LIST of N files. */
+static void
+session_files_free(struct session_file *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(list[i].name);
+	free(list);
 }
 
 /* Merge the children's profiles into OUT. */
@@ -263,7 +321,7 @@ session_collect(const struct session *s, struct profile *out, double timeout_s,
     long *pids, size_t maxpids)
 {
 	struct timespec nap = { 0, 20 * 1000 * 1000 };
-	long *found = NULL, *missing = NULL;
+	struct session_file *found = NULL, *missing = NULL;
 	size_t nfound = 0, nmissing = 0, capf = 0, capm = 0, i, merged = 0;
 	int waited = 0;
 	struct dirent *d;
@@ -284,47 +342,43 @@ session_collect(const struct session *s, struct profile *out, double timeout_s,
 		pid = session_name_pid(d->d_name, &ext);
 		if (pid <= 0)
 			continue;
-		if (strcmp(ext, "pb.gz") == 0) {
-			xgrow((void **)&found, &capf, nfound + 1, sizeof *found);
-			found[nfound++] = pid;
-		} else if (strcmp(ext, "running") == 0) {
-			xgrow((void **)&missing, &capm, nmissing + 1, sizeof *missing);
-			missing[nmissing++] = pid;
-		}
+		if (strcmp(ext, "pb.gz") == 0)
+			session_file_add(&found, &nfound, &capf, pid, d->d_name);
+		else if (strcmp(ext, "running") == 0)
+			session_file_add(&missing, &nmissing, &capm, pid, d->d_name);
 	}
 	closedir(dir);
 	if (nfound > 1)
-		qsort(found, nfound, sizeof *found, session_cmp_long);
+		qsort(found, nfound, sizeof *found, session_cmp_file);
 	if (nmissing > 1)
-		qsort(missing, nmissing, sizeof *missing, session_cmp_long);
+		qsort(missing, nmissing, sizeof *missing, session_cmp_file);
 	for (i = 0; i < nfound; i++) {
-		char *name = session_name(found[i], "pb.gz");
-		char *shown = xasprintf("%s/%s", s->dir, name);
-		struct profile *p = profile_read_at(s->fd, name, shown, err, sizeof err);
+		char *shown = xasprintf("%s/%s", s->dir, found[i].name);
+		struct profile *p = profile_read_at(s->fd, found[i].name, shown, err,
+		    sizeof err);
 
-		free(name);
 		free(shown);
-		if (p == NULL || profile_merge(out, p, "pid", found[i]) != 0) {
+		if (p == NULL || profile_merge(out, p, "pid", found[i].pid) != 0) {
 			error_print("the profile of process %ld is unusable: %s",
-			    found[i], p == NULL ? err : "different sample types");
-			xgrow((void **)&missing, &capm, nmissing + 1, sizeof *missing);
-			missing[nmissing++] = found[i];
+			    found[i].pid, p == NULL ? err : "different sample types");
+			session_file_add(&missing, &nmissing, &capm, found[i].pid,
+			    found[i].name);
 		} else {
 			if (merged < maxpids)
-				pids[merged] = found[i];
+				pids[merged] = found[i].pid;
 			merged++;
-			profile_add_meta(out, PROFILE_COMMENT_PROCESS, "%ld", found[i]);
+			profile_add_meta(out, PROFILE_COMMENT_PROCESS, "%ld", found[i].pid);
 		}
 		profile_free(p);
 	}
 	for (i = 0; i < nmissing; i++) {
 		profile_add_meta(out, PROFILE_COMMENT_MISSING_PROCESS, "%ld (still "
-		    "running or killed before it could save its profile)", missing[i]);
+		    "running or killed before it could save its profile)", missing[i].pid);
 		error_print("no profile from process %ld (still running or killed)",
-		    missing[i]);
+		    missing[i].pid);
 	}
-	free(found);
-	free(missing);
+	session_files_free(found, nfound);
+	session_files_free(missing, nmissing);
 	return merged;
 }
 

@@ -13,6 +13,7 @@
 #define RPERF_SESSION_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct profile;
@@ -23,6 +24,11 @@ struct session {
 	dev_t dev;		/* what FD must still be */
 	ino_t ino;
 	int failed;		/* making it failed: never try again */
+	/* Pids are reused (a forking job worker can go through pid_max in
+	 * one run), so each fork has an id as well, made of the forking
+	 * process's pid and its count of forks, and unique in the run. */
+	uint32_t forks;		/* forks this process made */
+	uint64_t self;		/* this process's fork id (0 in the root) */
 };
 
 /* No directory yet. */
@@ -35,9 +41,16 @@ int session_create(struct session *s, char *err, size_t errlen);
 /* Whether the directory is there to be used. */
 int session_active(const struct session *s);
 
-/* Note that process PID was forked and will write a profile (called by
- * its parent, so the root cannot miss a child that starts late). */
-void session_child_started(const struct session *s, pid_t pid);
+/* Right before this process forks: the id of that fork (never 0). */
+uint64_t session_fork_id(struct session *s);
+
+/* In the child made by the fork of id ID. */
+void session_in_child(struct session *s, uint64_t id);
+
+/* Note that process PID was forked (by the fork of id ID) and will write
+ * a profile (called by its parent, so the root cannot miss a child that
+ * starts late). */
+void session_child_started(const struct session *s, pid_t pid, uint64_t id);
 
 /* In the child PID: save its profile P for the root.  0 or -1 + ERR; a
  * directory already removed by the root is such an error, and nothing at

@@ -64,21 +64,57 @@ test_expect_success 'a child that outlives the run writes nothing, and says so o
 	test $(grep -c "^rperf record: child $pid:" err) = 1
 '
 
+# A pid used again in one run (a forking worker can go through pid_max):
+# both children's profiles are merged, neither overwrites the other.  The
+# pid is reused on purpose through ns_last_pid, which only root can set.
+if test -w /proc/sys/kernel/ns_last_pid; then
+	test_expect_success 'two children with the same pid are both merged' '
+		cat >reuse.rb <<-\EOF &&
+		def spin(s)
+		  t = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
+		  nil while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - t < s
+		end
+		a = b = nil
+		5.times do
+		  a = fork { spin(0.06) }
+		  Process.wait(a)
+		  File.write("/proc/sys/kernel/ns_last_pid", (a - 1).to_s)
+		  b = fork { spin(0.03) }
+		  Process.wait(b)
+		  break if a == b
+		end
+		puts "#{a} #{b}"
+		EOF
+		"$RPERF" record -q -o reuse.pb.gz reuse.rb >pids &&
+		read a b <pids &&
+		test "$a" = "$b" &&
+		"$RPERF" report --tagfocus pid=$a --format folded reuse.pb.gz >child &&
+		test_grep "Object#spin" child &&
+		ms=$(folded_sum child) &&
+		echo "pid $a: $ms ns" &&
+		num_ge "$ms" 85000000
+	'
+else
+	test_skip 'two children with the same pid' 'needs root to choose the next pid'
+fi
+
 if test_other_user; then
 	test_expect_success 'a session directory recreated by another user is never written to' '
 		echo secret >victim && chmod 600 victim &&
 		"$RPERF" record -q -o r.data --child-timeout 0.2 -e "
 			pid = fork { t = Time.now; sleep 0.1 until File.exist?(%q(go2)) || Time.now - t > 10; 100_000.times.sum }
 			File.write(%q(child2), pid.to_s + %q( ) +
-			    Dir[ENV[%q(TMPDIR)] + %q(/rperf-session.*)].first)" 2>err &&
+			    Dir[ENV[%q(TMPDIR)] + %q(/rperf-session.*)].first + %q( ) +
+			    (Process.pid << 32 | 1).to_s)" 2>err &&
 		pid=$(cut -d" " -f1 child2) && dir=$(cut -d" " -f2 child2) &&
+		name=$pid.$(cut -d" " -f3 child2).pb.gz &&
 		! test -e "$dir" &&
-		mkdir "$dir" && ln -s "$PWD/victim" "$dir/$pid.pb.gz" &&
-		chown -h "$OTHER_USER" "$dir" "$dir/$pid.pb.gz" &&
+		mkdir "$dir" && ln -s "$PWD/victim" "$dir/$name" &&
+		chown -h "$OTHER_USER" "$dir" "$dir/$name" &&
 		touch go2 && wait_gone "$pid" &&
 		test "$(cat victim)" = secret &&
 		test "$(stat -c %a victim)" = 600 &&
-		test "$(ls "$dir")" = "$pid.pb.gz" && test -L "$dir/$pid.pb.gz" &&
+		test "$(ls "$dir")" = "$name" && test -L "$dir/$name" &&
 		test_grep "^rperf record: child $pid: profile not saved: the session directory .* was removed" err &&
 		rm -rf "$dir"
 	'

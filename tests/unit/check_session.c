@@ -63,14 +63,14 @@ START_TEST(test_child_profile_merged)
 	ck_assert_int_eq(st.st_mode & 07777, 0700);
 
 	ck_assert(!session_has_children(&s));
-	session_child_started(&s, 4242);
+	session_child_started(&s, 4242, 0);
 	ck_assert(session_has_children(&s));
 	ck_assert_msg(session_child_write(&s, 4242, p, err, sizeof err) == 0, "%s", err);
 	ck_assert_int_eq(tu_count_entries(s.dir), 1);	/* .running gone */
 	/* A child quicker than its parent: done before the parent notes
 	 * it (a CI run under ASan lost a forked child's profile so). */
 	ck_assert_msg(session_child_write(&s, 4343, p, err, sizeof err) == 0, "%s", err);
-	session_child_started(&s, 4343);
+	session_child_started(&s, 4343, 0);
 	ck_assert_int_eq(tu_count_entries(s.dir), 2);	/* no stray .running */
 	out = profile_new_like(p);
 	ck_assert_int_eq(session_collect(&s, out, 1, pids, 4), 2);
@@ -79,6 +79,44 @@ START_TEST(test_child_profile_merged)
 	ck_assert_int_eq(profile_total(out, 0), 2 * profile_total(p, 0));
 	session_remove(&s);
 	ck_assert(!session_active(&s));
+	ck_assert_int_eq(tu_count_entries(tmp), 0);
+	rmdir(tmp);
+	free(tmp);
+	profile_free(out);
+	profile_free(p);
+}
+END_TEST
+
+START_TEST(test_reused_pid_kept_apart)
+{
+	struct profile *p = tu_sample_profile(), *out;
+	char *tmp = make_tmpdir(), err[512];
+	struct session root, child;
+	uint64_t first, second;
+	long pids[4];
+
+	session_init(&root);
+	ck_assert_msg(session_create(&root, err, sizeof err) == 0, "%s", err);
+	/* Two forks whose children both got pid 4242 (the first had ended
+	 * by the second), each noted and reporting under its own fork id. */
+	first = session_fork_id(&root);
+	second = session_fork_id(&root);
+	ck_assert(first != 0 && second != 0 && first != second);
+	child = root;
+	session_in_child(&child, first);
+	session_child_started(&root, 4242, first);
+	ck_assert_msg(session_child_write(&child, 4242, p, err, sizeof err) == 0, "%s", err);
+	session_in_child(&child, second);
+	session_child_started(&root, 4242, second);
+	ck_assert_int_eq(tu_count_entries(root.dir), 2);	/* one still running */
+	ck_assert_msg(session_child_write(&child, 4242, p, err, sizeof err) == 0, "%s", err);
+	ck_assert_int_eq(tu_count_entries(root.dir), 2);	/* both profiles */
+	out = profile_new_like(p);
+	ck_assert_int_eq(session_collect(&root, out, 1, pids, 4), 2);
+	ck_assert_int_eq(pids[0], 4242);
+	ck_assert_int_eq(pids[1], 4242);
+	ck_assert_int_eq(profile_total(out, 0), 2 * profile_total(p, 0));
+	session_remove(&root);
 	ck_assert_int_eq(tu_count_entries(tmp), 0);
 	rmdir(tmp);
 	free(tmp);
@@ -102,7 +140,7 @@ START_TEST(test_tmpdir_nowhere)
 	ck_assert_int_eq(session_create(&s, err, sizeof err), -1);
 	ck_assert_str_eq(err, "untouched");	/* said once */
 	ck_assert(!session_active(&s));
-	session_child_started(&s, 4242);
+	session_child_started(&s, 4242, 0);
 	ck_assert_int_eq(session_child_write(&s, 4242, p, err, sizeof err), 0);
 	ck_assert(!session_has_children(&s));
 	session_remove(&s);
@@ -123,7 +161,7 @@ START_TEST(test_removed_session_never_written)
 	child = root;
 	child.dir = xstrdup(root.dir);
 	child.fd = dup(root.fd);
-	session_child_started(&root, 4242);
+	session_child_started(&root, 4242, 0);
 	session_remove(&root);
 
 	/* Someone recreates the directory and plants a link. */
@@ -186,7 +224,7 @@ START_TEST(test_dead_child_not_waited_for)
 	ck_assert_int_ne(pid, -1);
 	if (pid == 0)
 		_exit(0);	/* dies without writing: a zombie until reaped */
-	session_child_started(&s, pid);
+	session_child_started(&s, pid, 0);
 	usleep(100 * 1000);
 	out = profile_new_like(p);
 	t0 = now_s();
@@ -211,6 +249,7 @@ session_suite(void)
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_child_profile_merged);
+	tcase_add_test(tc, test_reused_pid_kept_apart);
 	tcase_add_test(tc, test_tmpdir_nowhere);
 	tcase_add_test(tc, test_removed_session_never_written);
 	tcase_add_test(tc, test_dead_child_not_waited_for);
