@@ -649,16 +649,6 @@ profile_location_function(const struct profile *p, uint64_t location)
 	return fn == 0 ? NULL : &p->functions[fn - 1];
 }
 
-int64_t
-profile_add_sat(int64_t a, int64_t b)
-{
-	if (b > 0 && a > INT64_MAX - b)
-		return INT64_MAX;
-	if (b < 0 && a < INT64_MIN - b)
-		return INT64_MIN;
-	return a + b;
-}
-
 /* VI when it is one of P's values, else P's default. */
 size_t
 profile_value_index(const struct profile *p, size_t vi)

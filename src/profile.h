@@ -261,8 +261,17 @@ const struct profile_function *profile_location_function(
 /* X finalised into a well-mixed 64-bit hash (splitmix64's finaliser):
  * what every open-addressing index of the data side hashes keys with. */
 uint64_t profile_mix(uint64_t x);
-/* A + B, clamped to the int64_t range instead of overflowing. */
-int64_t profile_add_sat(int64_t a, int64_t b);
+/* A + B, clamped to the int64_t range instead of overflowing.  Inline:
+ * the report's and the browser's sums call it once a frame. */
+static inline int64_t
+profile_add_sat(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
 /* Roughly the bytes P holds on the heap (arrays by capacity, indexes, a
  * minimum per string): what readers weigh against a memory budget. */
 size_t profile_footprint(const struct profile *p);

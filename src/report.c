@@ -101,6 +101,30 @@ report_filter_note(struct report_filter *f, const char *opt, const char *arg,
 	*d = '\0';
 }
 
+/* The length of the string that the extended regex RE matches when it is
+ * ^literal$ (every metacharacter escaped, as the browser's f and i write
+ * one), else -1: only names of that length need regexec(). */
+static long
+report_exact_length(const char *re)
+{
+	const char *meta = "\\.[]()*+?{}|^$";
+	size_t n = strlen(re);
+	long len = 0;
+	const char *s;
+
+	if (n < 2 || re[0] != '^' || re[n - 1] != '$')
+		return -1;
+	for (s = re + 1; s < re + n - 1; s++, len++) {
+		if (*s == '\\') {
+			if (s + 1 >= re + n - 1 || strchr(meta, s[1]) == NULL)
+				return -1;
+			s++;
+		} else if (strchr(meta, *s) != NULL)
+			return -1;	/* the last $ unescaped is not literal */
+	}
+	return len;
+}
+
 int
 report_filter_add(struct report_filter *f, enum report_rule_kind kind,
     const char *arg, char *err, size_t errlen)
@@ -115,9 +139,11 @@ report_filter_add(struct report_filter *f, enum report_rule_kind kind,
 
 	memset(&r, 0, sizeof r);
 	r.kind = kind;
+	r.exact = -1;
 	switch (kind) {
 	case REPORT_FOCUS:
 	case REPORT_IGNORE:
+		r.exact = report_exact_length(arg);
 		rc = regcomp(&r.re, arg, REG_EXTENDED | REG_NOSUB);
 		if (rc != 0) {
 			regerror(rc, &r.re, msg, sizeof msg);
@@ -219,9 +245,27 @@ report_fn_matches(const struct profile *p, const struct report_rule *r,
 	if (memo[fn - 1] == 0) {
 		const char *name = profile_str(p, p->functions[fn - 1].name);
 
-		memo[fn - 1] = regexec(&r->re, name, 0, NULL, 0) == 0 ? 2 : 1;
+		if (r->exact >= 0 && strlen(name) != (size_t)r->exact)
+			memo[fn - 1] = 1;
+		else
+			memo[fn - 1] = regexec(&r->re, name, 0, NULL, 0) == 0 ?
+			    2 : 1;
 	}
 	return memo[fn - 1] == 2;
+}
+
+void
+report_rule_functions(const struct report_filter *f, size_t i,
+    const struct profile *p, uint8_t *match)
+{
+	uint8_t *memo = xcalloc(p->nfunctions + 1, 1);
+	uint64_t fn;
+
+	match[0] = 0;
+	for (fn = 1; fn <= p->nfunctions; fn++)
+		match[fn] = (uint8_t)report_fn_matches(p, &f->rules[i], memo,
+		    fn);
+	free(memo);
 }
 
 /* Whether some frame of S matches rule R. */

@@ -32,6 +32,8 @@ enum report_rule_kind {
 struct report_rule {
 	enum report_rule_kind kind;
 	regex_t re;		/* REPORT_FOCUS, REPORT_IGNORE */
+	long exact;		/* RE is ^literal$: the literal's length in
+				 * bytes (no other length can match); -1 */
 	char *key, *value;	/* tags; for REPORT_THREAD only value */
 };
 

@@ -62,6 +62,8 @@ struct tui_view {
 	struct tui_outline o;	/* TUI_TREE, TUI_CALLERS */
 	struct tui_item *items;	/* the other views */
 	size_t nitems;
+	int names_shared;	/* the items' names are the profile's strings,
+				 * not theirs to free (TUI_FLAT) */
 	int stale;		/* of other filters: filled again when shown
 				 * (its tree may be gone meanwhile) */
 };
@@ -79,10 +81,19 @@ struct tui_match {
 	unsigned gen;		/* counts the patterns compiled */
 };
 
-/* A filter added by a key: what report_filter_add() takes. */
+/* What tui_kept_tree() reads of a node of the whole tree. */
+struct tui_wnode {
+	uint32_t name, parent, depth;
+	uint32_t end;		/* the node after its subtree */
+};
+
+/* A filter added by a key: what report_filter_add() takes, and the
+ * samples kept by it and the rules before it (their index in struct
+ * tui's ALL), noted when it is applied: u back to it costs a copy. */
 struct tui_rule {
 	enum report_rule_kind kind;
 	char *arg;
+	size_t *kept, nkept;
 };
 
 struct tui {
@@ -99,7 +110,9 @@ struct tui {
 	char *desc;		/* every filter in force, "" for none */
 	int64_t total;		/* after every filter */
 	int64_t total_read;	/* before them, of the sample type shown */
-	struct report_tree *tree;	/* the call tree, sorted by value */
+	struct report_tree *tree;	/* the call tree, sorted by value;
+					 * made when a view needs it */
+	int tree_stale;		/* the filters changed since TREE was made */
 	struct report_tree *whole;	/* the tree without the keys' filters,
 					 * kept: u back to it costs nothing */
 	/* Functions by name: BYNAME lists the ids in name order, CANON[id]
@@ -115,12 +128,21 @@ struct tui {
 	size_t *foff;
 	uint8_t *selfish;
 	size_t *kept;		/* the samples kept: their index in ALL */
+	/* What tui_kept_tree() reads (tui-kept.c): WHOLE's nodes' name,
+	 * parent, depth and end in 16 bytes, not 48; the samples of ALL by
+	 * their last node (BYLEAF) with their values (LEAFVAL) in that
+	 * order, and LO[i] the number of them that end before node i;
+	 * KGEN[i] is KGEN_NOW when sample i is kept. */
+	struct tui_wnode *wnodes;
+	uint32_t *lo, *byleaf, *kgen, kgen_now;
+	int64_t *leafval;
 	/* Kept between filters so that a filter reuses memory the kernel
 	 * has already handed over (1.8M nodes on the bench fixture: fresh
-	 * pages cost more than the work): per WHOLE node a value, a self
-	 * value and a new id, and the nodes of the last tree dropped. */
-	int64_t *kvalue, *kself;
-	uint32_t *kmap, *ktail;
+	 * pages cost more than the work): running sums of the values kept,
+	 * per depth the last node made (MAXDEPTH is WHOLE's deepest), per
+	 * node a flag, and the nodes of the last tree dropped. */
+	int64_t *ksum, *kselfsum;
+	uint32_t *kpath, *klast, maxdepth;
 	uint8_t *kunsorted;
 	struct report_node *spare;
 	size_t spare_cap;
@@ -191,18 +213,26 @@ char *tui_rule_arg(const char *name, enum report_rule_kind *kind);
  * FOFF, LEAF_FN), once. */
 void tui_index_names(struct tui *t);
 void tui_index_frames(struct tui *t);
+/* V's outline: the call tree (SUBJECT NULL) or SUBJECT's callers. */
+int tui_fill_outline(struct tui *t, struct tui_view *v, const char *subject,
+    char *err, size_t errlen);
+
+/* --- tui-kept.c --- */
+
+/* Free WHOLE, the tree of the samples kept and what was made with them. */
+void tui_trees_release(struct tui *t);
 /* Show sample type VI: the trees and tables computed again for it (as
  * tui_refilter()). */
 int tui_set_value(struct tui *t, size_t vi, char *err, size_t errlen);
-/* The call tree of all the samples (WHOLE, with LEAF and SELFISH), sorted
- * by value; NULL when it is too large. */
+/* The call tree of all the samples (WHOLE, with LEAF), sorted by value,
+ * in preorder; NULL when it is too large. */
 struct report_tree *tui_build_tree(struct tui *t);
 /* The call tree of the samples kept, from WHOLE; NULL when there is no
  * WHOLE. */
 struct report_tree *tui_kept_tree(struct tui *t);
-/* V's outline: the call tree (SUBJECT NULL) or SUBJECT's callers. */
-int tui_fill_outline(struct tui *t, struct tui_view *v, const char *subject,
-    char *err, size_t errlen);
+/* The call tree of the samples kept (T->tree), made now when the filters
+ * changed since; NULL when it is too large. */
+struct report_tree *tui_tree(struct tui *t);
 
 /* --- tui-search.c --- */
 
@@ -257,7 +287,8 @@ int tui_fill_source(struct tui *t, struct tui_view *v, const char *subject,
 
 /* Draw the whole screen: header, filters, the view, the status line. */
 void tui_draw(struct tui *t);
-/* The rows of the screen a view gets. */
-int tui_page_rows(void);
+/* The rows of the screen a view gets: what the title, the filters (one
+ * line or more), the column heads and the status line leave. */
+int tui_page_rows(const struct tui *t);
 
 #endif

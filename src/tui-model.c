@@ -16,6 +16,8 @@
 #include "tui-int.h"
 #include "xmalloc.h"
 
+static void tui_pop_rule(struct tui *t);
+
 void
 tui_model_init(struct tui *t, struct profile *p, const struct tui_opts *o)
 {
@@ -39,40 +41,74 @@ tui_model_init(struct tui *t, struct profile *p, const struct tui_opts *o)
 void
 tui_model_release(struct tui *t)
 {
-	size_t i;
-
-	for (i = 0; i < t->nrules; i++)
-		free(t->rules[i].arg);
+	while (t->nrules > 0)
+		tui_pop_rule(t);
 	free(t->rules);
 	free(t->all);
 	free(t->desc);
-	if (t->tree != t->whole)
-		report_tree_free(t->tree);
-	report_tree_free(t->whole);
+	tui_trees_release(t);
 	free(t->byname);
 	free(t->canon);
 	free(t->fns);
 	free(t->foff);
 	free(t->leaf_fn);
-	free(t->leaf);
 	free(t->selfish);
 	free(t->kept);
-	free(t->kvalue);
-	free(t->kself);
-	free(t->kmap);
-	free(t->ktail);
-	free(t->kunsorted);
-	free(t->spare);
-	profile_free(t->spare_names);
 	tui_match_release(&t->match);
+}
+
+/* The samples that rule N - 1 of F (a --focus or --ignore) keeps of
+ * those the rules before it kept, into T->kept; their number.  Only the
+ * new rule is tested, on each sample's list of functions, its regex once
+ * a name: a filter never brings back a sample that an earlier one of
+ * these kinds dropped. */
+static size_t
+tui_keep_narrower(struct tui *t, const struct report_filter *f, size_t n)
+{
+	const struct tui_rule *prev = n > 1 ? &t->rules[n - 2] : NULL;
+	size_t nbase = prev ? prev->nkept : t->nall, i, j, k = 0, x;
+	uint8_t *match = xcalloc(t->p->nfunctions + 1, 1);
+	int focus = f->rules[n - 1].kind == REPORT_FOCUS;
+
+	report_rule_functions(f, n - 1, t->p, match);
+	for (j = 0; j < nbase; j++) {
+		i = prev ? prev->kept[j] : j;
+		for (x = t->foff[i]; x < t->foff[i + 1]; x++) {
+			if (match[t->fns[x]])
+				break;
+		}
+		if ((x < t->foff[i + 1]) == focus)
+			t->kept[k++] = i;
+	}
+	free(match);
+	return k;
+}
+
+/* Every rule applied by report.c to all the samples, into T->kept. */
+static size_t
+tui_keep_all(struct tui *t, const struct report_filter *f)
+{
+	size_t i, k;
+
+	memcpy(t->p->samples, t->all, t->nall * sizeof *t->all);
+	t->p->nsamples = t->nall;
+	report_filter_apply(t->p, f);
+	/* Which samples of ALL were kept: the filter keeps them in order. */
+	for (i = 0, k = 0; i < t->nall && k < t->p->nsamples; i++) {
+		if (t->all[i].loc_off == t->p->samples[k].loc_off &&
+		    t->all[i].value_off == t->p->samples[k].value_off)
+			t->kept[k++] = i;
+	}
+	return k;
 }
 
 int
 tui_refilter(struct tui *t, char *err, size_t errlen)
 {
 	struct report_filter f;
+	struct tui_rule *top = t->nrules ? &t->rules[t->nrules - 1] : NULL;
 	const char *mine;
-	size_t i, k;
+	size_t i, n;
 
 	report_filter_init(&f);
 	for (i = 0; i < t->nrules; i++) {
@@ -82,21 +118,38 @@ tui_refilter(struct tui *t, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	memcpy(t->p->samples, t->all, t->nall * sizeof *t->all);
-	t->p->nsamples = t->nall;
 	/* The whole tree, of every sample, once (again after v). */
-	if (t->whole == NULL)
+	if (t->whole == NULL) {
+		memcpy(t->p->samples, t->all, t->nall * sizeof *t->all);
+		t->p->nsamples = t->nall;
 		t->whole = tui_build_tree(t);
-	report_filter_apply(t->p, &f);
-	/* Which samples of ALL were kept: the filter keeps them in order. */
-	for (i = 0, k = 0; i < t->nall && k < t->p->nsamples; i++) {
-		if (t->all[i].loc_off == t->p->samples[k].loc_off &&
-		    t->all[i].value_off == t->p->samples[k].value_off)
-			t->kept[k++] = i;
 	}
+	/* The samples kept: noted when the last rule came (u comes back
+	 * to it), or the ones the rules before it kept narrowed by it, or
+	 * every rule applied again (a thread or a label: those of the same
+	 * key are alternatives, so one can bring samples back). */
+	if (top == NULL) {
+		for (n = 0; n < t->nall; n++)
+			t->kept[n] = n;
+	} else if (top->kept != NULL) {
+		n = top->nkept;
+		memcpy(t->kept, top->kept, n * sizeof *t->kept);
+	} else if ((top->kind == REPORT_FOCUS || top->kind == REPORT_IGNORE) &&
+	    (t->nrules == 1 || t->rules[t->nrules - 2].kept != NULL))
+		n = tui_keep_narrower(t, &f, t->nrules);
+	else
+		n = tui_keep_all(t, &f);
+	if (top != NULL && top->kept == NULL) {
+		top->kept = xmalloc((n + 1) * sizeof *top->kept);
+		memcpy(top->kept, t->kept, n * sizeof *top->kept);
+		top->nkept = n;
+	}
+	for (i = 0; i < n; i++)
+		t->p->samples[i] = t->all[t->kept[i]];
+	t->p->nsamples = n;
 	t->total = profile_total(t->p, t->vi);
-	/* Built here, once a filter, so that showing it costs nothing:
-	 * the whole tree once, the others from its nodes. */
+	/* The tree of these samples is made when a view shows it
+	 * (tui_tree()); the last one's memory is kept for it. */
 	if (t->tree != t->whole && t->tree != NULL && t->spare == NULL) {
 		/* Made from the whole tree (tui_kept_tree()): its nodes and
 		 * names are the next such tree's. */
@@ -109,13 +162,25 @@ tui_refilter(struct tui *t, char *err, size_t errlen)
 		report_tree_free(t->tree);
 	} else if (t->tree != t->whole)
 		report_tree_free(t->tree);
-	t->tree = t->nrules == 0 ? t->whole : tui_kept_tree(t);
+	t->tree = t->nrules == 0 ? t->whole : NULL;
+	t->tree_stale = t->nrules != 0;
 	mine = report_filter_describe(&f);
 	free(t->desc);
 	t->desc = xasprintf("%s%s%s", t->o->filters,
 	    *t->o->filters && *mine ? " " : "", mine);
 	report_filter_release(&f);
 	return 0;
+}
+
+/* Drop T's last rule. */
+static void
+tui_pop_rule(struct tui *t)
+{
+	struct tui_rule *r = &t->rules[--t->nrules];
+
+	free(r->arg);
+	free(r->kept);
+	memset(r, 0, sizeof *r);
 }
 
 int
@@ -126,11 +191,12 @@ tui_add_rule(struct tui *t, enum report_rule_kind kind, const char *arg,
 
 	xgrow(&v, &t->rcap, t->nrules + 1, sizeof *t->rules);
 	t->rules = v;
+	memset(&t->rules[t->nrules], 0, sizeof *t->rules);
 	t->rules[t->nrules].kind = kind;
 	t->rules[t->nrules++].arg = xstrdup(arg);
 	if (tui_refilter(t, err, errlen) == 0)
 		return 0;
-	free(t->rules[--t->nrules].arg);
+	tui_pop_rule(t);
 	return -1;
 }
 
@@ -141,7 +207,7 @@ tui_undo_rule(struct tui *t)
 
 	if (t->nrules == 0)
 		return -1;
-	free(t->rules[--t->nrules].arg);
+	tui_pop_rule(t);
 	return tui_refilter(t, err, sizeof err);
 }
 
@@ -226,13 +292,14 @@ tui_fill_flat(struct tui *t, struct tui_view *v)
 
 		if (self[i] == 0 && cum[i] == 0)
 			continue;
-		it = tui_push(v, &cap, xstrdup(*name ? name : "[unknown]"),
+		it = tui_push(v, &cap, (char *)(*name ? name : "[unknown]"),
 		    cum[i]);
 		it->fn = i;
 		it->self = self[i];
 	}
 	free(self);
 	free(cum);
+	v->names_shared = 1;	/* the profile's own: 20k fewer copies */
 	tui_flat_sort(t, v);
 }
 
@@ -242,7 +309,8 @@ tui_view_release(struct tui_view *v)
 	size_t i;
 
 	for (i = 0; i < v->nitems; i++) {
-		free(v->items[i].name);
+		if (!v->names_shared)
+			free(v->items[i].name);
 		free(v->items[i].arg);
 	}
 	free(v->items);

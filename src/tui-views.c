@@ -19,17 +19,10 @@
 #include "tui-int.h"
 #include "xmalloc.h"
 
-/* Rows the title, filter and column-head lines take, and the status. */
-#define TUI_TOP_LINES 3
+/* Rows the title and column-head lines take (the filters take one or
+ * more between them), and the status. */
+#define TUI_TOP_LINES 2
 #define TUI_BOTTOM_LINES 1
-
-int
-tui_page_rows(void)
-{
-	int rows = LINES - TUI_TOP_LINES - TUI_BOTTOM_LINES;
-
-	return rows > 1 ? rows : 1;
-}
 
 /* One drawable character of a name: where it starts, its bytes and its
  * columns (a byte that is not one is drawn as '?'). */
@@ -116,6 +109,84 @@ tui_put(const struct tui *t, const char *s, int width, int tail)
 	for (; used < width; used++)
 		addch(' ');
 	free(g);
+}
+
+/* Where the lines of S start (byte offsets AT[0..n), n returned) when it
+ * is wrapped to WIDTH columns after its last blank that fits (or
+ * anywhere in a longer word), in at most MAX lines: the last one holds
+ * the rest, and tui_put() cuts it. */
+static int
+tui_wrap(const struct tui *t, const char *s, int width, int max, size_t *at)
+{
+	size_t n, i, k, start = 0, blank = 0, off = 0, *o;
+	struct tui_glyph *g = tui_glyphs(t, s, &n);
+	int lines = 1, cols = 0;
+
+	o = xcalloc(n + 1, sizeof *o);
+	for (i = 0; i < n; i++) {
+		o[i] = off;
+		off += (size_t)g[i].len;
+	}
+	at[0] = 0;
+	for (i = 0; i < n; i++) {
+		if (cols + g[i].cols > width && lines < max && i > start) {
+			start = blank > start ? blank : i;
+			at[lines++] = o[start];
+			for (cols = 0, k = start; k < i; k++)
+				cols += g[k].cols;
+		}
+		if (g[i].s != NULL && *g[i].s == ' ')
+			blank = i + 1;
+		cols += g[i].cols;
+	}
+	free(o);
+	free(g);
+	return lines;
+}
+
+/* The filters line's text (owned by the caller). */
+static char *
+tui_filters_text(const struct tui *t)
+{
+	char a[96], b[96], pct[32];
+
+	if (*t->desc == '\0')
+		return xstrdup("Filters: none");
+	numfmt_value(a, sizeof a, &t->u, t->total);
+	numfmt_value(b, sizeof b, &t->u, t->total_read);
+	numfmt_pct(pct, sizeof pct, (double)t->total, (double)t->total_read);
+	return xasprintf("Filters: %s (kept %s of %s%s%s, %s)", t->desc, a, b,
+	    *t->u.suffix ? " " : "", t->u.suffix, pct);
+}
+
+/* The most lines the filters may take: a quarter of the screen. */
+static int
+tui_filters_max(void)
+{
+	return LINES / 4 > 1 ? LINES / 4 : 1;
+}
+
+/* The screen lines the filters take: every one of them is shown, wrapped
+ * on a narrow terminal. */
+static int
+tui_filters_lines(const struct tui *t)
+{
+	char *text = tui_filters_text(t);
+	size_t *at = xcalloc((size_t)tui_filters_max() + 1, sizeof *at);
+	int n = tui_wrap(t, text, COLS, tui_filters_max(), at);
+
+	free(at);
+	free(text);
+	return n;
+}
+
+int
+tui_page_rows(const struct tui *t)
+{
+	int rows = LINES - TUI_TOP_LINES - tui_filters_lines(t) -
+	    TUI_BOTTOM_LINES;
+
+	return rows > 1 ? rows : 1;
 }
 
 /* printw() cut at the right edge: a row never wraps onto the next. */
@@ -251,11 +322,11 @@ static const char *const tui_keys[] = {
 
 /* The help view: every key. */
 static void
-tui_draw_help(int top)
+tui_draw_help(int top, int page)
 {
 	size_t i, n = sizeof tui_keys / sizeof tui_keys[0];
 
-	for (i = 0; i < n && (int)i < tui_page_rows(); i++)
+	for (i = 0; i < n && (int)i < page; i++)
 		mvaddnstr(top + (int)i, 1, tui_keys[i], COLS - 2);
 }
 
@@ -263,9 +334,10 @@ void
 tui_draw(struct tui *t)
 {
 	struct tui_view *v = &t->views[t->nviews - 1];
-	size_t rows = tui_view_rows(v), r, page = (size_t)tui_page_rows();
-	int vw = tui_value_width(t);
-	char a[96], b[96], line[1024];
+	size_t rows = tui_view_rows(v), r, page = (size_t)tui_page_rows(t);
+	int vw = tui_value_width(t), nf, top, i;
+	char a[96], b[96], line[1024], *filters, *piece;
+	size_t *at;
 	const char *window;	/* --from/--to's cut, if any */
 
 	erase();
@@ -288,23 +360,22 @@ tui_draw(struct tui *t)
 	tui_put(t, line, COLS, 0);
 	attroff(A_REVERSE);
 
-	move(1, 0);
-	if (*t->desc == '\0')
-		tui_put(t, "Filters: none", COLS, 0);
-	else {
-		numfmt_value(a, sizeof a, &t->u, t->total);
-		numfmt_value(b, sizeof b, &t->u, t->total_read);
-		char pct[32];
-
-		numfmt_pct(pct, sizeof pct, (double)t->total,
-		    (double)t->total_read);
-		snprintf(line, sizeof line, "Filters: %s (kept %s of %s%s%s, %s)",
-		    t->desc, a, b, *t->u.suffix ? " " : "", t->u.suffix, pct);
-		tui_put(t, line, COLS, 0);
+	filters = tui_filters_text(t);
+	at = xcalloc((size_t)tui_filters_max() + 1, sizeof *at);
+	nf = tui_wrap(t, filters, COLS, tui_filters_max(), at);
+	at[nf] = strlen(filters);
+	for (i = 0; i < nf; i++) {
+		piece = xstrndup(filters + at[i], at[i + 1] - at[i]);
+		move(1 + i, 0);
+		tui_put(t, piece, COLS, 0);
+		free(piece);
 	}
+	free(at);
+	free(filters);
+	top = TUI_TOP_LINES + nf;
 
 	attron(A_BOLD);
-	move(2, 0);
+	move(top - 1, 0);
 	switch (v->kind) {
 	case TUI_FLAT:
 		tui_head(t, a, sizeof a, t->sort_cum ? "Self" : "*Self", vw);
@@ -342,14 +413,14 @@ tui_draw(struct tui *t)
 	attroff(A_BOLD);
 
 	if (v->kind == TUI_HELP)
-		tui_draw_help(TUI_TOP_LINES);
+		tui_draw_help(top, (int)page);
 	for (r = v->top; r < rows && r < v->top + page; r++)
-		tui_draw_row(t, v, r, TUI_TOP_LINES + (int)(r - v->top), vw);
+		tui_draw_row(t, v, r, top + (int)(r - v->top), vw);
 	if (rows == 0 && (v->kind == TUI_TIMELINE || v->kind == TUI_ALLOCS))
-		mvaddstr(TUI_TOP_LINES, 1, "nothing to show for this sample "
+		mvaddstr(top, 1, "nothing to show for this sample "
 		    "type or these filters");
 	else if (rows == 0 && v->kind != TUI_HELP)
-		mvaddstr(TUI_TOP_LINES, 1, *t->desc ? "no samples match the filters" :
+		mvaddstr(top, 1, *t->desc ? "no samples match the filters" :
 		    "profile is empty: no samples");
 
 	move(LINES - 1, 0);

@@ -6,8 +6,9 @@
  * ends the process as it would have without the browser.
  *
  * RPERF_TUI_TIMING=FILE appends, for each key, the microseconds from
- * reading it to the screen drawn: how the responsiveness target is
- * measured (bench/report/tui).
+ * reading it to the screen drawn, and the CPU time spent meanwhile (the
+ * same on an idle machine; less when other work shares the cores): how
+ * the responsiveness target is measured (bench/report/tui).
  */
 #include <errno.h>
 #include <langinfo.h>
@@ -252,7 +253,7 @@ static int
 tui_key(struct tui *t, int ch)
 {
 	struct tui_view *v = tui_top(t);
-	long page = tui_page_rows();
+	long page = tui_page_rows(t);
 	uint64_t fn;
 	const char *name;
 
@@ -325,13 +326,13 @@ tui_key(struct tui *t, int ch)
 	return 0;
 }
 
-/* Microseconds of the monotonic clock. */
+/* Microseconds of clock CLOCK. */
 static long long
-tui_usec(void)
+tui_usec(clockid_t clock)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
@@ -385,11 +386,12 @@ tui_run(struct profile *p, const struct tui_opts *o)
 	tui_view_fill(&t, &t.views[0], NULL, 0, t.msg, sizeof t.msg);
 	tui_draw(&t);
 	while (!quit && !tui_signal) {
-		long long t0;
+		long long t0, c0;
 
 		errno = 0;
 		ch = getch();
-		t0 = tui_usec();
+		t0 = tui_usec(CLOCK_MONOTONIC);
+		c0 = tui_usec(CLOCK_PROCESS_CPUTIME_ID);
 		if (ch == ERR) {
 			if (tui_signal || errno == EINTR)
 				continue;
@@ -407,7 +409,9 @@ tui_run(struct profile *p, const struct tui_opts *o)
 		if (!quit)
 			tui_draw(&t);
 		if (tf != NULL) {
-			fprintf(tf, "%d %lld\n", ch, tui_usec() - t0);
+			fprintf(tf, "%d %lld %lld\n", ch,
+			    tui_usec(CLOCK_MONOTONIC) - t0,
+			    tui_usec(CLOCK_PROCESS_CPUTIME_ID) - c0);
 			fflush(tf);	/* a line a key, for whoever watches */
 		}
 	}

@@ -3,7 +3,8 @@
 # "rperf report" in a detached session of a fixed size, send-keys types,
 # capture-pane reads the screen, and the checks are what a person would
 # see: the hot function on top, its callers, the tree opening, search,
-# f/i/u changing the total and the filter line, threads, labels, source
+# f/i/u changing the total and the filter line (two filters stacked and
+# undone one at a time, the tree as --stdio's), threads, labels, source
 # lines, the keys, q and signals leaving the shell's screen as it was.
 # Off a terminal, or with --stdio, the text report is unchanged.
 . "$TEST_SRCDIR/test-lib.sh"
@@ -210,6 +211,27 @@ test_expect_success 'f keeps the samples with the function, i drops them, u undo
 	keys u && see "Total 100.00 ms"
 '
 
+test_expect_success 'a second i narrows the first, the tree is as --stdio --tree, u steps back' '
+	"$RPERF" report --stdio --tree --ignore "^hot\$" --ignore "^idle\$" \
+	    k.folded >tree2 &&
+	test_grep "^ +63.00 +100.0%  main$" tree2 &&
+	test_grep "^ +60.00 +95.2%    work$" tree2 &&
+	test_grep "^ +2.00 +3.2%    gc$" tree2 &&
+	browse k.folded && keys j i &&
+	see "^Filters: --ignore .\^hot\\$. \(kept 71.00" &&
+	keys / i d l e Enter i &&
+	see "^Filters: --ignore .\^hot\\$. --ignore .\^idle\\$. \(kept 63.00" &&
+	keys 2 && see "^ +63.00 100.0% +0.00  - main$" &&
+	test_grep "^ +60.00 +95.2% +0.00    \+ work$" screen.txt &&
+	test_grep "^ +2.00 +3.2% +0.00    \+ gc$" screen.txt &&
+	test_grep ! " \+ idle$" screen.txt &&
+	keys u && see "^ +71.00 100.0% +0.00  - main$" &&
+	test_grep "^ +8.00 +11.3% +0.00    \+ idle$" screen.txt &&
+	test_grep "^Filters: --ignore .\^hot\\$. \(kept 71.00" screen.txt &&
+	keys u && see "^ +89.00 +89.0% +0.00    \+ work$" &&
+	test_grep "^Filters: none" screen.txt
+'
+
 test_expect_success 'VM states: Enter keeps one, as --tagfocus' '
 	browse k.folded && keys l && see "VM states and labels" &&
 	see "^ +8.00 +8.0%  \[GVL blocked\] \(%GVL=blocked\)" &&
@@ -249,6 +271,22 @@ test_expect_success 'at 80 columns long names lose their start, never a figure' 
 	test_grep "Cum ms" screen.txt &&
 	tm resize-window -t t -x 60 -y 20 && sleep 0.3 &&
 	see "^ +1.00 +1.0% +1.00 +1.0%  \.\..*method_name" &&
+	tm resize-window -t t -x 100 -y 30 &&
+	quit_ok
+'
+
+test_expect_success 'at 80 columns every filter is shown, on as many lines as it takes' '
+	tm resize-window -t t -x 80 -y 24 &&
+	browse k.folded &&
+	keys / A V e r y Enter i &&
+	see "^Filters: --ignore" &&
+	keys i &&
+	see "\(kept 39.00 of 100.00 ms, 39.0%\)$" &&
+	awk "length > 80 { exit 1 }" screen.txt &&
+	tr -d "\n" <screen.txt >joined &&
+	test_grep "AVeryLongClassNameThatGoesOnAndOn::AndOnAndOnAndOnAndOnAndOn#and_a_long_method_name\\\$. *--ignore .\^fib\\\$." joined &&
+	test_grep "^ +29.00 +74.4% +29.00 +74.4%  hot$" screen.txt &&
+	keys u u && see "^Filters: none" &&
 	tm resize-window -t t -x 100 -y 30 &&
 	quit_ok
 '

@@ -1,6 +1,7 @@
 /*
  * check_report.c: unit tests for report.c: each filter kind and how they
- * combine, label matching by decimal text, bad arguments, the description
+ * combine, label matching by decimal text, which function names a rule
+ * matches (literal ^name$ rules too), bad arguments, the description
  * of the filters, and the merged call tree and its text, each sample's
  * last node in it, and the inverted tree of one function's callers.
  */
@@ -75,6 +76,63 @@ START_TEST(test_filters)
 	/* Different keys must all hold; the same key is any of them. */
 	ck_assert_int_eq(filtered_total(a10, k10, 2), 0);
 	ck_assert_int_eq(filtered_total(a11, k10, 2), 4000000);
+}
+END_TEST
+
+/* Which function names of the sample profile rule ARG matches, as
+ * "name,name" in the order of its functions. */
+static char *
+rule_names(enum report_rule_kind kind, const char *arg)
+{
+	struct profile *p = tu_sample_profile();
+	struct report_filter f;
+	uint8_t *match = calloc(p->nfunctions + 1, 1);
+	char err[256], *out = calloc(1, 1024);
+	size_t fn;
+
+	report_filter_init(&f);
+	ck_assert_int_eq(report_filter_add(&f, kind, arg, err, sizeof err), 0);
+	report_rule_functions(&f, 0, p, match);
+	ck_assert_int_eq(match[0], 0);
+	for (fn = 1; fn <= p->nfunctions; fn++) {
+		if (!match[fn])
+			continue;
+		if (*out != '\0')
+			strcat(out, ",");
+		strcat(out, profile_str(p, p->functions[fn - 1].name));
+	}
+	report_filter_release(&f);
+	free(match);
+	profile_free(p);
+	return out;
+}
+
+START_TEST(test_rule_functions)
+{
+	/* Each case: the rule, the names it matches.  ^literal$ rules (as
+	 * the browser's f and i write them) look at names of one length
+	 * only, and mean what the regex means. */
+	static const char *const cases[][2] = {
+		{ "^Foo::Bar#baz$", "Foo::Bar#baz" },
+		{ "^Foo::Bar#ba$", "" },
+		{ "^Object#work$", "Object#work" },
+		{ "^Object.work$", "Object#work" },
+		{ "^Object\\.work$", "" },
+		{ "^<main>$", "<main>" },
+		/* Not literal: an alternative, an escaped last $. */
+		{ "^<main>$|^Kernel#sleep$", "<main>,Kernel#sleep" },
+		{ "^Kernel#sleep\\$", "" },
+		{ "work", "Object#work" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got = rule_names(REPORT_FOCUS, cases[i][0]);
+
+		ck_assert_msg(strcmp(got, cases[i][1]) == 0, "%s: got '%s'",
+		    cases[i][0], got);
+		free(got);
+	}
 }
 END_TEST
 
@@ -399,6 +457,7 @@ report_suite(void)
 	TCase *tc = tcase_create("core");
 
 	tcase_add_test(tc, test_filters);
+	tcase_add_test(tc, test_rule_functions);
 	tcase_add_test(tc, test_filter_errors_and_description);
 	tcase_add_test(tc, test_filter_keeps_comments_true);
 	tcase_add_test(tc, test_tree);
