@@ -281,6 +281,13 @@ struct sampler_thread_name {
 	char *name;
 };
 
+/* sampler.timer_state */
+enum {
+	SAMPLER_TIMER_OFF,	/* not sampling */
+	SAMPLER_TIMER_ON,
+	SAMPLER_TIMER_PAUSED	/* stopped by an idle tick until a thread runs */
+};
+
 /* The sampler's whole state (one per process). */
 struct sampler {
 	struct sampler_config cfg;
@@ -327,6 +334,12 @@ struct sampler {
 	atomic_int poking;		/* a tick is poking holder_ec */
 	timer_t timer;
 	int timer_made;
+	/* SAMPLER_TIMER_*: whether the timer runs, or a tick stopped it
+	 * because no thread held the GVL (cpu mode; sampler-timer.c). */
+	atomic_int timer_state;
+	/* When the timer was started (CLOCK_MONOTONIC ns): a restarted one
+	 * keeps to the ticks it would have had. */
+	_Atomic int64_t timer_anchor;
 	struct sigaction old_action;
 	int handler_set;
 	pthread_t worker;
@@ -437,6 +450,8 @@ int64_t sampler_period_ns(void);
 int sampler_timer_start(char *err, size_t errlen);
 /* Start or stop the POSIX timer. */
 void sampler_timer_set(int on);
+/* A thread took the GVL: restart the timer if an idle tick stopped it. */
+void sampler_timer_resume(void);
 /* Delete the timer, stop the worker, restore the signal handlers. */
 void sampler_timer_release(void);
 /* Stop the worker thread (noting its CPU time) and wait for it. */

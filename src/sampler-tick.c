@@ -86,6 +86,8 @@ sampler_tick_holder(void *vm_thread, int on)
 	if (atomic_load_explicit(&sampler.gvl_holder, memory_order_relaxed) != mine)
 		atomic_store(&sampler.gvl_holder, mine);
 	sampler_tick_set_ec((uintptr_t)sampler_frames_ec(vm_thread));
+	/* After the store: see sampler_tick_pause. */
+	sampler_timer_resume();
 }
 
 /*

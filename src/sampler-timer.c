@@ -64,6 +64,80 @@ sampler_period_ns(void)
 	return UTIL_NS_PER_SEC / sampler.cfg.frequency;
 }
 
+/* Start (ON) or stop the POSIX timer, leaving timer_state alone. */
+static void
+sampler_timer_settime(int on)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof its);
+	if (on) {
+		its.it_value = sampler_timespec(sampler_period_ns());
+		its.it_interval = its.it_value;
+	}
+	timer_settime(sampler.timer, 0, &its, NULL);
+}
+
+/*
+ * In cpu mode a tick that finds no thread holding the GVL has nothing to
+ * sample: every thread sleeps, waits, or runs C code without the GVL,
+ * whose CPU time its own clock bills at its next sample (the tick still
+ * asks for that sample, at the first safepoint after a thread takes the
+ * GVL).  Ticking on while the program is idle would only wake this
+ * process a thousand times a second: a sleeping server would pay for it
+ * (some 40 us of CPU a tick on a virtual machine).  So such a tick stops
+ * the timer, and the next thread to take the GVL restarts it
+ * (sampler_timer_resume).  The tick stops the timer before it says so,
+ * and looks at the holder again after: a thread that took the GVL
+ * meanwhile either sees PAUSED and restarts it, or is seen here, and
+ * only one of them wins the exchange.  Not with other Ractors (each has
+ * its own lock and holder: the first thread of one to run restarts the
+ * timer the same way) or M:N threads; timer_settime may be called from
+ * a signal handler.
+ */
+static void
+sampler_tick_pause(void)
+{
+	int on = SAMPLER_TIMER_ON;
+
+	if (!sampler.use_signal || !sampler.timer_made || sampler.cfg.mode != SAMPLER_CPU ||
+	    !atomic_load(&sampler.noting) || sampler.mn_main ||
+	    atomic_load_explicit(&sampler.ractors_seen, memory_order_relaxed) ||
+	    atomic_load(&sampler.gvl_holder) != 0 ||
+	    atomic_load_explicit(&sampler.timer_state, memory_order_relaxed) != SAMPLER_TIMER_ON)
+		return;
+	sampler_timer_settime(0);
+	if (!atomic_compare_exchange_strong(&sampler.timer_state, &on, SAMPLER_TIMER_PAUSED))
+		return;		/* turned off meanwhile: it stays off */
+	if (atomic_load(&sampler.gvl_holder) != 0 || atomic_load(&sampler.ractors_seen))
+		sampler_timer_resume();
+}
+
+/*
+ * Restart a stopped timer on the ticks it would have had: the next one
+ * on the grid of periods from its start, not a period from now.  A
+ * timer restarted a period after each thread took the GVL would tick at
+ * the same point of every request or job that begins so, and bill their
+ * first and last periods alike every time: a bias, not noise.
+ */
+void
+sampler_timer_resume(void)
+{
+	int paused = SAMPLER_TIMER_PAUSED;
+	int64_t period, anchor, next;
+	struct itimerspec its;
+
+	if (atomic_load(&sampler.timer_state) != SAMPLER_TIMER_PAUSED ||
+	    !atomic_compare_exchange_strong(&sampler.timer_state, &paused, SAMPLER_TIMER_ON))
+		return;
+	period = sampler_period_ns();
+	anchor = atomic_load(&sampler.timer_anchor);
+	next = anchor + ((util_mono_ns() - anchor) / period + 1) * period;
+	its.it_value = sampler_timespec(next);
+	its.it_interval = sampler_timespec(period);
+	timer_settime(sampler.timer, TIMER_ABSTIME, &its, NULL);
+}
+
 /* Count a tick, note where the GVL holder is, and ask for a sample. */
 static void
 sampler_tick(void)
@@ -72,6 +146,7 @@ sampler_tick(void)
 	rb_postponed_job_trigger(sampler.job);
 	sampler_tick_poke();
 	sampler_ractor_tick();
+	sampler_tick_pause();
 }
 
 /* The timer signal's handler: a tick, or, sent by the worker to a thread
@@ -124,20 +199,15 @@ sampler_timer_handler(int sig, void (*handler)(int, siginfo_t *, void *),
 	return -1;
 }
 
-/* Start or stop the POSIX timer. */
+/* Start or stop the POSIX timer (with the GVL). */
 void
 sampler_timer_set(int on)
 {
-	struct itimerspec its;
-
 	if (!sampler.timer_made)
 		return;
-	memset(&its, 0, sizeof its);
-	if (on) {
-		its.it_value = sampler_timespec(sampler_period_ns());
-		its.it_interval = its.it_value;
-	}
-	timer_settime(sampler.timer, 0, &its, NULL);
+	atomic_store(&sampler.timer_anchor, util_mono_ns());
+	atomic_store(&sampler.timer_state, on ? SAMPLER_TIMER_ON : SAMPLER_TIMER_OFF);
+	sampler_timer_settime(on);
 }
 
 /* Fold every sample of B into the tables, then empty B. */
