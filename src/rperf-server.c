@@ -227,11 +227,11 @@ rperf_capture_end(int argc, VALUE *argv, VALUE self)
 		return Qnil;
 	if (!NIL_P(meta))
 		rb_hash_foreach(meta, rperf_meta_i, (VALUE)p);
-	if (profile_write_file(p, path, fmt, NULL, err, sizeof err) != 0) {
-		profile_free(p);
-		rb_raise(rb_eIOError, "%s", err);
-	}
+	rc = profile_write_file(p, path, fmt, NULL, err, sizeof err);
 	profile_free(p);
+	sampler_bill_now();
+	if (rc != 0)
+		rb_raise(rb_eIOError, "%s", err);
 	RB_GC_GUARD(output);
 	RB_GC_GUARD(args.opts);
 	return output;

@@ -18,13 +18,17 @@
  * sample bills the thread's time since its previous one, so a capture's
  * first sample may carry up to a sample period from before it began (and
  * its last leave as much to the next sample): a capture is exact to about
- * a sample at each end.  A thread that ends before its next sample bills
- * that last part to the stack it was seen with last, under that stack's
- * capture and labels (sampler_bill_last): such a part of a capture's
- * time reaches the run's samples with the labels given at its end, but
- * not its own profile, written by then.  (A tick reaching the GVL holder
- * late, which once moved tens of ms from one capture to the next, is
- * sampler-tick.c's.)
+ * a sample at each end.  A capture's end that writes a profile bills the
+ * thread's time up to its return there and then (sampler_bill_now): the
+ * building and writing go to the capture around it, and the thread's next
+ * capture starts clean of them (left to the next sample, they often fell
+ * in that capture on a loaded machine).  A thread that ends before its
+ * next sample bills that last part to the stack it was seen with last,
+ * under that stack's capture and labels (sampler_bill_last): such a part
+ * of a capture's time reaches the run's samples with the labels given at
+ * its end, but not its own profile, written by then.  (A tick reaching
+ * the GVL holder late, which once moved tens of ms from one capture to
+ * the next, is sampler-tick.c's.)
  *
  * Windows: with windows on, every stack entry's weight and count is
  * copied once a minute (by the control job, after folding the buffers;

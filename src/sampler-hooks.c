@@ -273,6 +273,20 @@ sampler_bill_last(struct sampler_thread *td, int self)
 		sampler_bill_rest(td, now);
 }
 
+/* See sampler.h (with the GVL; threads of the main Ractor). */
+void
+sampler_bill_now(void)
+{
+	struct sampler_thread *td;
+
+	if (!sampler_running() || sampler.cfg.alloc_only || !atomic_load(&sampler.armed) ||
+	    atomic_load(&sampler.building))
+		return;
+	td = sampler_thread_current();
+	if (td != NULL && td->ractor == 0)
+		sampler_bill_last(td, 1);
+}
+
 /* The type bits of frame F (its imemo kind): a method entry's differ
  * from an iseq's (a block, a script's top, an eval'd string). */
 static VALUE
