@@ -94,6 +94,7 @@ struct sampler_alloc_pending {
 	size_t frame_off;
 	int depth;
 	int64_t size;		/* measured at its FREEOBJ, if freed */
+	int64_t slot;		/* its slot's size (see sampler_alloc_unseen_frees) */
 };
 
 /* The counts of one allocation site (raw samples and bytes, scaled at
@@ -311,6 +312,7 @@ sampler_alloc_sample_locked(VALUE obj)
 	p->frame_off = sa.nframes;
 	p->depth = depth;
 	p->size = 0;
+	p->slot = (int64_t)rb_gc_obj_slot_size(obj);
 	/* Cannot be there (its free took it out), but if it were, it leaves
 	 * as a freed object would, unmeasured: this slot is the new object's. */
 	sampler_alloc_drop(obj, 0);
@@ -489,6 +491,23 @@ sampler_alloc_class(VALUE klass, int type)
 	return (int)sa.nclasses++;
 }
 
+/*
+ * Whether a sampled object may have been freed without this file seeing
+ * it: with the FREEOBJ hook (Ruby 3.3, or no interposition), once another
+ * Ractor has run.  Ruby fires FREEOBJ only to the hooks of the Ractor
+ * whose thread sweeps, and the hook is the main Ractor's: an object
+ * another Ractor's sweep frees stays in the table, and its slot may hold
+ * some other Ractor's object, half made, by the job.  (A CI run aborted
+ * so: rb_obj_memsize_of on a T_DATA slot with no type yet.)  The job then
+ * bills each new sample its slot's size, noted when it was sampled, and
+ * reads nothing of the object.
+ */
+static int
+sampler_alloc_unseen_frees(void)
+{
+	return !sa.interposed && atomic_load_explicit(&sampler.ractors_seen, memory_order_relaxed);
+}
+
 /* Fold every pending sample into its site; measure the live ones.
  * With the GVL, outside the hooks. */
 static void
@@ -496,7 +515,7 @@ sampler_alloc_fold(void)
 {
 	uint32_t ids[SAMPLER_MAX_DEPTH];
 	size_t i;
-	int d;
+	int d, unseen = sampler_alloc_unseen_frees();
 
 	/* Into the time sampler's frame table, which its (write-barrier
 	 * protected) wrapper marks: through sampler_wb first, before the
@@ -533,7 +552,7 @@ sampler_alloc_fold(void)
 		s->alloc_n++;
 		e = p->obj != 0 ? alloc_live_find(&sa.live, (uintptr_t)p->obj) : NULL;
 		if (e != NULL && (e->flags & SAMPLER_ALLOC_PENDING) && e->site == i) {
-			e->size = (int64_t)rb_obj_memsize_of(p->obj);
+			e->size = unseen ? p->slot : (int64_t)rb_obj_memsize_of(p->obj);
 			e->site = k;
 			e->flags = 0;
 			s->alloc_bytes += e->size;
