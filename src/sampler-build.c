@@ -16,44 +16,89 @@
 #include "util.h"
 #include "xmalloc.h"
 
+/* The most strings sampler_build_fixed remembers. */
+#define SAMPLER_BUILD_FIXED	32
+
 struct sampler_build_labels {
 	struct profile *p;
 	struct profile_label *labels;
 	size_t n, cap;
+	/* Strings interned before, by address (see sampler_build_fixed). */
+	struct {
+		const char *s;
+		str_id id;
+	} fixed[SAMPLER_BUILD_FIXED];
+	size_t nfixed;
 };
 
-/* A new, empty label KEY at the end of C's list. */
+/*
+ * The id of S in C's profile, for a string that never moves or changes
+ * (a literal, a VM state's name; not a thread's name, which a rename
+ * frees): found by its address after the first time, where hashing it
+ * again for every sample of a timeline cost more than the rest of the
+ * label (the ids are those profile_intern gives).
+ */
+static str_id
+sampler_build_fixed(struct sampler_build_labels *c, const char *s)
+{
+	size_t i;
+	str_id id;
+
+	for (i = 0; i < c->nfixed; i++) {
+		if (c->fixed[i].s == s)
+			return c->fixed[i].id;
+	}
+	id = profile_intern(c->p, s);
+	if (c->nfixed < SAMPLER_BUILD_FIXED) {
+		c->fixed[c->nfixed].s = s;
+		c->fixed[c->nfixed++].id = id;
+	}
+	return id;
+}
+
+/* A new, empty label with key KEY (an id) at the end of C's list. */
 static struct profile_label *
-sampler_build_new_label(struct sampler_build_labels *c, const char *key)
+sampler_build_new_label(struct sampler_build_labels *c, str_id key)
 {
 	struct profile_label *l;
 
 	xgrow((void **)&c->labels, &c->cap, c->n + 1, sizeof *c->labels);
 	l = &c->labels[c->n++];
 	memset(l, 0, sizeof *l);
-	l->key = profile_intern(c->p, key);
+	l->key = key;
 	return l;
 }
 
-/* Append a string label (the sampler_label_add_fn of label_fn). */
+/* Append a string label (the sampler_label_add_fn of label_fn, whose
+ * strings may live only as long as the call). */
 static void
 sampler_build_label(void *arg, const char *key, const char *value)
 {
 	struct sampler_build_labels *c = arg;
 
-	sampler_build_new_label(c, key)->str = profile_intern(c->p, value);
+	sampler_build_new_label(c, profile_intern(c->p, key))->str = profile_intern(c->p, value);
 }
 
-/* Append a numeric label. */
+/* Append a string label, KEY fixed (see sampler_build_fixed), and VALUE
+ * too when VALUE_FIXED. */
+static void
+sampler_build_fixed_label(struct sampler_build_labels *c, const char *key, const char *value,
+    int value_fixed)
+{
+	sampler_build_new_label(c, sampler_build_fixed(c, key))->str = value_fixed ?
+	    sampler_build_fixed(c, value) : profile_intern(c->p, value);
+}
+
+/* Append a numeric label, KEY and UNIT fixed. */
 static void
 sampler_build_num_label(struct sampler_build_labels *c, const char *key, int64_t num,
     const char *unit)
 {
-	struct profile_label *l = sampler_build_new_label(c, key);
+	struct profile_label *l = sampler_build_new_label(c, sampler_build_fixed(c, key));
 
 	l->num = num;
 	if (unit != NULL)
-		l->num_unit = profile_intern(c->p, unit);
+		l->num_unit = sampler_build_fixed(c, unit);
 }
 
 /* A Ruby string (or nil) as a new C string. */
@@ -195,7 +240,7 @@ sampler_build_emit(struct profile *p, struct sampler_build_frame *cache,
 	lc->n = 0;
 	sampler_build_num_label(lc, "thread", e->thread, NULL);
 	if ((tname = sampler_build_thread_name(e->thread)) != NULL)
-		sampler_build_label(lc, "thread_name", tname);
+		sampler_build_fixed_label(lc, "thread_name", tname, 0);
 	if ((ractor = sampler_ractor_of(e->thread, &rname)) > 0) {
 		sampler_build_num_label(lc, "ractor", ractor, NULL);
 		if (rname != NULL)
@@ -204,8 +249,8 @@ sampler_build_emit(struct profile *p, struct sampler_build_frame *cache,
 	if (klass != NULL)
 		sampler_build_label(lc, "class", klass);
 	else if (e->state != AGG_STATE_NORMAL)
-		sampler_build_label(lc, profile_states[e->state - 1].key,
-		    profile_states[e->state - 1].value);
+		sampler_build_fixed_label(lc, profile_states[e->state - 1].key,
+		    profile_states[e->state - 1].value, 1);
 	if (e->label_set != 0 && sampler.cfg.label_fn != NULL)
 		sampler.cfg.label_fn(e->label_set, sampler_build_label, lc, sampler.cfg.label_arg);
 	if (with_time)
