@@ -125,14 +125,25 @@ test_expect_success 'M:N threads: every thread is seen, in cpu and wall mode' '
 	test_grep "^Total: " mw.txt
 '
 
-# (Ruby 3.4's Ractors themselves can hang, rarely, on a loaded machine,
-# with or without rperf: a run is killed after two minutes, not the
-# harness's fifteen.)
+# Ruby 3.4's Ractors themselves can hang, rarely, on a loaded machine,
+# with or without rperf: the main thread waits in Ractor#take for a turn
+# that no thread gives it, every native thread idle (gdb on such a run
+# under rperf, the same state as plain ruby's).  So a run is killed after
+# a minute, not the harness's fifteen, and a mode whose run hung is run
+# once more; a second hang, a crash or a wrong result fails.
 test_expect_success 'Ractors, threads, fibers and GC together: no crash in any mode' '
 	for m in "" "-m wall" "--alloc" "-m wall --timeline" "--signal=false"; do
-		timeout -s KILL 120 "$RPERF" record $m -q -o s.pb -- -W0 \
-		    "$FIXTURES/ractors_stress.rb" 1 >out 2>err ||
-		{ echo "mode [$m] failed ($?):"; tail -20 err; exit 1; }
+		for try in 1 2; do
+			if timeout -s KILL 60 "$RPERF" record $m -q -o s.pb -- -W0 \
+			    "$FIXTURES/ractors_stress.rb" 1 >out 2>err; then
+				rc=0
+			else
+				rc=$?
+			fi
+			[ "$rc" = 137 ] && [ "$try" = 1 ] || break
+			echo "mode [$m]: hung, killed; once more"
+		done
+		[ "$rc" = 0 ] || { echo "mode [$m] failed ($rc):"; tail -20 err; exit 1; }
 		test_grep "^done" out || exit 1
 		"$RPERF" report --stdio s.pb >s.txt || exit 1
 	done
