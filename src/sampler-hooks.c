@@ -10,6 +10,7 @@
  * own record, never call Ruby nor allocate.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +33,22 @@ sampler_clock(const struct sampler_thread *td)
 	if (sampler.cfg.mode == SAMPLER_WALL)
 		return util_mono_ns();
 	if (td->mn) {
-		int64_t acc = td->mn_acc, base = td->mn_base;
+		int64_t acc, base;
+		clockid_t clock;
+		unsigned seq;
+		int running;
 
-		if (!td->mn_running || sampler_read_clock(td->cpu_clock, &now) != 0)
+		/* A consistent reading of what the thread may be changing. */
+		do {
+			while ((seq = atomic_load_explicit(&td->mn_seq, memory_order_acquire)) & 1)
+				sched_yield();
+			acc = td->mn_acc;
+			base = td->mn_base;
+			running = td->mn_running;
+			clock = td->cpu_clock;
+			atomic_thread_fence(memory_order_acquire);
+		} while (atomic_load_explicit(&td->mn_seq, memory_order_relaxed) != seq);
+		if (!running || sampler_read_clock(clock, &now) != 0)
 			return acc;
 		return acc + (now > base ? now - base : 0);
 	}
@@ -47,10 +61,27 @@ sampler_clock(const struct sampler_thread *td)
 int64_t
 sampler_clock_self(struct sampler_thread *td)
 {
-	if (sampler.cfg.mode == SAMPLER_WALL || !td->clock_open)
+	if (sampler.cfg.mode == SAMPLER_WALL)
 		return sampler_clock(td);
+	if (!td->clock_open) {
+		td->slow_reads++;
+		return sampler_clock(td);
+	}
 	return cpuclock_read(&td->clock) + td->clock_offset;
 }
+
+/* What one sample is of: the thread (its number, labels and capture),
+ * its stack of DEPTH frames, innermost first, with each frame's own iseq
+ * and line (LINES may be NULL without --lines). */
+struct sampler_of {
+	int seq, label_set, capture;
+	const VALUE *frames, *owns;
+	const int *lines;
+	int depth;
+};
+
+static void sampler_record_of(const struct sampler_of *o, int64_t weight, int state,
+    int64_t end);
 
 /* Append one sample of TD's current stack to the active buffer, with
  * the boot pseudo-frame at its root before the script's first line and
@@ -60,20 +91,41 @@ sampler_clock_self(struct sampler_thread *td)
 static void
 sampler_record_until(struct sampler_thread *td, int64_t weight, int state, int64_t end)
 {
+	struct sampler_of o = {
+		.seq = td->seq, .label_set = td->label_set, .capture = td->capture,
+		.frames = td->stack + td->top, .owns = td->own + td->top,
+		.lines = td->lines + td->top, .depth = td->depth - td->top,
+	};
+
+	if (weight <= 0)
+		return;
+	/* A thread of another Ractor may get here, for itself, while a
+	 * profile is built (the main thread bills every thread at the end,
+	 * on purpose: that one goes in).  (Looked at again under the lock.) */
+	if (td->ractor != 0 && !sampler_ractor_main())
+		o.seq = -o.seq;
+	sampler_record_of(&o, weight, state, end);
+}
+
+/* The sample O, as sampler_record_until says; a negative O->seq is a
+ * thread of another Ractor recording itself, which a build leaves out. */
+static void
+sampler_record_of(const struct sampler_of *o, int64_t weight, int state, int64_t end)
+{
 	struct sampler_buffer *b;
 	struct sampler_sample *s;
-	int active, depth = td->depth - td->top, n;
+	int active, depth = o->depth, n, seq = o->seq;
 	VALUE root = Qundef;
 
 	if (weight <= 0)
 		return;
 	pthread_mutex_lock(&sampler.lock);
-	/* A thread of another Ractor may get here, for itself, while a
-	 * profile is built (the main thread bills every thread at the end,
-	 * on purpose: that one goes in). */
-	if (td->ractor != 0 && atomic_load(&sampler.building) && !sampler_ractor_main()) {
-		pthread_mutex_unlock(&sampler.lock);
-		return;
+	if (seq < 0) {
+		if (atomic_load(&sampler.building)) {
+			pthread_mutex_unlock(&sampler.lock);
+			return;
+		}
+		seq = -seq;
 	}
 	if (sampler.booting)
 		root = SAMPLER_FRAME_BOOT;
@@ -98,10 +150,10 @@ sampler_record_until(struct sampler_thread *td, int64_t weight, int state, int64
 	}
 	/* Lines are kept only with --lines (b->lines stays NULL without). */
 	if (depth > 0) {	/* the buffers may still be NULL */
-		memcpy(b->frames + b->nframes, td->stack + td->top, depth * sizeof(VALUE));
-		memcpy(b->owns + b->nframes, td->own + td->top, depth * sizeof(VALUE));
+		memcpy(b->frames + b->nframes, o->frames, depth * sizeof(VALUE));
+		memcpy(b->owns + b->nframes, o->owns, depth * sizeof(VALUE));
 		if (sampler.cfg.lines)
-			memcpy(b->lines + b->nframes, td->lines + td->top, depth * sizeof(int));
+			memcpy(b->lines + b->nframes, o->lines, depth * sizeof(int));
 	}
 	if (root != Qundef) {
 		b->frames[b->nframes + depth] = root;
@@ -112,9 +164,9 @@ sampler_record_until(struct sampler_thread *td, int64_t weight, int state, int64
 	s = &b->samples[b->nsamples++];
 	s->frame_off = b->nframes;
 	s->depth = n;
-	s->thread_seq = td->seq;
-	s->label_set = td->label_set;
-	s->capture = td->capture;
+	s->thread_seq = seq;
+	s->label_set = o->label_set;
+	s->capture = o->capture;
 	s->state = state;
 	s->weight = weight;
 	s->time_ns = sampler.cfg.aggregate ? 0 :
@@ -239,6 +291,56 @@ sampler_bill_rest(struct sampler_thread *td, int64_t now)
 	td->prev = now;
 }
 
+/* What this native thread's CPU clock read when the last thread record
+ * on it was billed for the last time (0 before any): a native thread
+ * reused for another Ruby thread bills only what came after.  And that
+ * thread's number, until its exit is billed (0 then). */
+static __thread int64_t sampler_native_billed;
+static __thread int sampler_native_seq;
+
+/*
+ * TD's thread, made while the sampler was armed, has just got its record
+ * (cpu mode, on the thread): bill the CPU time its native thread spent
+ * before, making the thread and setting up Ruby on it, where no Ruby
+ * frame runs yet.  Without this a program that starts many short threads
+ * (a thread a request) lost some 30 us of each thread's CPU.
+ */
+void
+sampler_bill_birth(struct sampler_thread *td)
+{
+	int64_t upto = td->prev;
+
+	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
+	    upto <= sampler_native_billed)
+		return;
+	td->prev = sampler_native_billed;
+	sampler_bill_rest(td, upto);
+}
+
+/*
+ * A thread of the main Ractor, whose record THREAD_END billed and
+ * dropped, is done (EXITED, on it, without the GVL; cpu mode): bill its
+ * CPU time since, Ruby's teardown of the thread (joiners woken, mutexes
+ * let go, the GVL handed on), where no Ruby frame runs.  Some 20 us a
+ * thread, which a thread-per-request server lost on every request.  The
+ * little the native thread does after this hook goes unbilled.
+ */
+static void
+sampler_bill_exit(void)
+{
+	struct sampler_of o = { .seq = sampler_native_seq };
+	int64_t now;
+
+	if (o.seq == 0)
+		return;
+	sampler_native_seq = 0;
+	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
+	    sampler_read_clock(CLOCK_THREAD_CPUTIME_ID, &now) != 0)
+		return;
+	sampler_record_of(&o, now - sampler_native_billed, AGG_STATE_NORMAL, 0);
+	sampler_native_billed = now;
+}
+
 /*
  * Bill TD's time up to NOW to the stack it was last seen with, under the
  * labels and capture of that moment: the stack and its labels are one
@@ -351,10 +453,30 @@ sampler_job_ractor(struct sampler_thread *td)
 		sampler_capture(td, 1);
 		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
 		td->prev = now;
-		if (!td->clock_open && ++td->samples_taken >= 2)
+		if (!td->clock_open && td->slow_reads >= SAMPLER_FAST_CLOCK_READS)
 			sampler_thread_open_clock(td);
 	}
 	sampler_ractor_forward(td);
+}
+
+/*
+ * Capture TD's stack in the job: 0.  Where the main thread has no Ruby
+ * frame left after boot, keep the stack it was last seen with instead:
+ * 1, and the job bills that as seen.  That is the end of the script:
+ * Ruby's cleanup checks for interrupts first thing, with no frame left,
+ * and the time since the previous sample went to the script's last code,
+ * not to "(no Ruby frame)" (the stop bills the rest of the thread's time
+ * the same way).  In boot, the script's own compile runs with no frame,
+ * and a thread's birth and end are billed as they are (see the man page).
+ */
+static int
+sampler_job_capture(struct sampler_thread *td)
+{
+	if (sampler.booting || td->depth == 0 || td->thread != rb_thread_main()) {
+		sampler_capture(td, 1);
+		return 0;
+	}
+	return sampler_capture_or_keep(td, 1);
 }
 
 /* The postponed job: one timer sample of the thread holding the GVL (or
@@ -392,16 +514,19 @@ sampler_job(void *arg)
 		sampler_tick_holder(td->vm_thread, 1);
 	now = sampler_clock_self(td);
 	if (now > td->prev) {
-		sampler_capture(td, 1);
-		sampler_tick_seen(td);
-		/* A frame noted at the tick ran Ruby code then: no compile
-		 * time to move off a callee. */
-		if (!sampler_tick_cut(td, triggers) && sampler.ncompile_sites > 0)
-			sampler_drop_compile_callee(td);
-		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
-		td->prev = now;
+		if (sampler_job_capture(td)) {
+			sampler_bill_rest_as_seen(td, now);
+		} else {
+			sampler_tick_seen(td);
+			/* A frame noted at the tick ran Ruby code then: no
+			 * compile time to move off a callee. */
+			if (!sampler_tick_cut(td, triggers) && sampler.ncompile_sites > 0)
+				sampler_drop_compile_callee(td);
+			sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
+			td->prev = now;
+		}
 		sampler.timer_samples++;
-		if (!td->clock_open && ++td->samples_taken >= 2)
+		if (!td->clock_open && td->slow_reads >= SAMPLER_FAST_CLOCK_READS)
 			sampler_thread_open_clock(td);
 	}
 	if (timed)
@@ -504,15 +629,26 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 
 	if (sampler.forked)
 		return;
+	/* (In the parent, about to make the thread's native thread.) */
+	if (event & RUBY_INTERNAL_THREAD_EVENT_STARTED) {
+		if (atomic_load(&sampler.armed) && sampler.cfg.mode == SAMPLER_CPU)
+			rb_internal_thread_specific_set(data->thread, sampler.born_key, &sampler);
+		return;
+	}
 	td = sampler_thread_get(data->thread);
 	if (event & RUBY_INTERNAL_THREAD_EVENT_EXITED) {
-		sampler_thread_exited(td);
+		if (td == NULL)
+			sampler_bill_exit();
+		else
+			sampler_thread_exited(td);
 		return;
 	}
 	if (td == NULL && (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) &&
 	    !atomic_load_explicit(&sampler.ractors_seen, memory_order_relaxed) &&
-	    !sampler_ractor_main())
+	    !sampler_ractor_main()) {
 		atomic_store(&sampler.ractors_seen, 1);	/* see sampler-alloc.c */
+		sampler_timer_resume();	/* after the store: sampler_tick_pause */
+	}
 	/* A new thread's first RESUMED comes before its THREAD_BEGIN (and a
 	 * thread of another Ractor has none we see): make its record now,
 	 * so that the ticks reach it from its first run. */
@@ -642,8 +778,14 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 	if (td == NULL)
 		return;
 	sampler_tick_holder(td->vm_thread, 0);
-	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building))
+	sampler_native_seq = 0;
+	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building)) {
 		sampler_bill_last(td, 1);
+		if (!td->mn && sampler.cfg.mode == SAMPLER_CPU) {
+			sampler_native_billed = td->prev;
+			sampler_native_seq = td->seq;
+		}
+	}
 	sampler_thread_save_name(td);
 	sampler_thread_free(td);
 }
@@ -675,6 +817,8 @@ sampler_hooks_install(void)
 	    RUBY_INTERNAL_THREAD_EVENT_RESUMED | RUBY_INTERNAL_THREAD_EVENT_EXITED;
 	if (sampler.cfg.mode == SAMPLER_WALL)
 		gvl_events |= RUBY_INTERNAL_THREAD_EVENT_READY;
+	else
+		gvl_events |= RUBY_INTERNAL_THREAD_EVENT_STARTED;
 	sampler.gvl_hook = rb_internal_thread_add_event_hook(sampler_gvl_hook,
 	    gvl_events, NULL);
 }

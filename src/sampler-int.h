@@ -109,6 +109,10 @@
 /* The job times itself once in this many runs (see sampler_job). */
 #define SAMPLER_JOB_TIMED	16
 
+/* A thread's fast CPU clock is opened once it has read its clock this
+ * many times by system call (see sampler_thread_open_clock). */
+#define SAMPLER_FAST_CLOCK_READS	64
+
 /* Slots of a thread's cache of frames seen, by own iseq. */
 #define SAMPLER_SEEN	64
 
@@ -149,7 +153,7 @@ struct sampler_thread {
 	struct cpuclock clock;
 	int64_t clock_offset;
 	int clock_open;
-	int samples_taken;	/* by the job, up to the fast clock's opening */
+	int slow_reads;		/* by system call, up to the fast clock's opening */
 	int64_t prev;		/* clock reading billed up to */
 	int label_set;
 	int capture;		/* innermost open capture (sampler-capture.c) */
@@ -167,6 +171,9 @@ struct sampler_thread {
 	int mn;
 	int mn_running;
 	int64_t mn_acc, mn_base;
+	/* Odd while the thread changes the three above: the main thread
+	 * reads them at a build, while the thread may be ending a run. */
+	atomic_uint mn_seq;
 	/* Set without the GVL by SUSPENDED/READY, read at RESUMED. */
 	int suspended;
 	int64_t suspended_at;
@@ -321,6 +328,9 @@ struct sampler {
 	int64_t sent_real_ns;		/* CLOCK_REALTIME of the last interval's end */
 	size_t raw_sent;		/* raw samples handed out as intervals */
 	rb_internal_thread_specific_key_t key;
+	/* Set (cpu mode) on a thread whose native thread is made while
+	 * the sampler is armed: its record bills the CPU time before it. */
+	rb_internal_thread_specific_key_t born_key;
 	rb_internal_thread_event_hook_t *gvl_hook;
 	int event_hooks;
 	VALUE wrapper;			/* marks our frames for the GC */
@@ -473,6 +483,9 @@ void sampler_capture(struct sampler_thread *td, int self);
 void sampler_bill_rest(struct sampler_thread *td, int64_t now);
 /* Bill the rest of TD's time to its stack now, or its last one. */
 void sampler_bill_last(struct sampler_thread *td, int self);
+/* TD's thread was made while armed: bill its native thread's time before
+ * its record (cpu mode, on the thread, just after the record is made). */
+void sampler_bill_birth(struct sampler_thread *td);
 /* The postponed job: one timer sample of the thread holding the GVL. */
 void sampler_job(void *arg);
 /* Add the GC, thread and (wall mode) GVL hooks; remove them. */

@@ -19,6 +19,7 @@ static int sampler_atfork_set;
 static int sampler_key_made;
 /* Made once per process (keys cannot be deleted), kept across starts. */
 static rb_internal_thread_specific_key_t sampler_key;
+static rb_internal_thread_specific_key_t sampler_born_key;
 
 /* The record of THREAD, or NULL. */
 struct sampler_thread *
@@ -32,6 +33,7 @@ struct sampler_thread *
 sampler_thread_create(VALUE thread)
 {
 	struct sampler_thread *td = xcalloc(1, sizeof *td);
+	int born;
 
 	td->thread = thread;
 	td->vm_thread = sampler_frames_vm_thread(thread);
@@ -43,6 +45,8 @@ sampler_thread_create(VALUE thread)
 	if (td->mn)
 		sampler_thread_mn_run(td, 1);
 	td->prev = sampler_clock_self(td);
+	born = !td->mn && sampler.cfg.mode == SAMPLER_CPU &&
+	    rb_internal_thread_specific_get(thread, sampler.born_key) != NULL;
 	pthread_mutex_lock(&sampler.lock);
 	td->seq = ++sampler.next_seq;
 	td->next = sampler.threads;
@@ -53,6 +57,10 @@ sampler_thread_create(VALUE thread)
 	sampler.nthreads++;
 	pthread_mutex_unlock(&sampler.lock);
 	rb_internal_thread_specific_set(thread, sampler.key, td);
+	if (born) {
+		rb_internal_thread_specific_set(thread, sampler.born_key, NULL);
+		sampler_bill_birth(td);
+	}
 	return td;
 }
 
@@ -80,6 +88,8 @@ sampler_thread_mn_run(struct sampler_thread *td, int on)
 
 	if (sampler_read_clock(CLOCK_THREAD_CPUTIME_ID, &now) != 0)
 		return;
+	atomic_fetch_add_explicit(&td->mn_seq, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
 	if (on) {
 		if (pthread_getcpuclockid(pthread_self(), &td->cpu_clock) != 0)
 			td->cpu_clock = CLOCK_THREAD_CPUTIME_ID;
@@ -89,6 +99,7 @@ sampler_thread_mn_run(struct sampler_thread *td, int on)
 		td->mn_acc += now - td->mn_base;
 		td->mn_running = 0;
 	}
+	atomic_fetch_add_explicit(&td->mn_seq, 1, memory_order_release);
 }
 
 /* Thread#name of thread ARG (called under rb_protect). */
@@ -99,13 +110,17 @@ sampler_thread_name_body(VALUE arg)
 }
 
 /*
- * Open the fast reading of TD's CPU clock (cpu mode, on TD's own thread).
- * Not when the record is made: the perf event costs a thread some 80 us
- * to open and close on a virtual machine, which a thread-per-request
- * server would pay on every request; so a thread gets it at its second
- * sample, and one that ends sooner reads its clock by system call.  The
- * worker probes the kernel (a short sleep) at its start, so the script
- * does not wait for it.
+ * Open the fast reading of TD's CPU clock (cpu mode, on TD's own thread,
+ * from the job).  Not when the record is made: the perf event costs a
+ * thread some 80 us to open and close on a virtual machine (the unmap of
+ * its page interrupts every CPU that runs the process), and a reading by
+ * system call about 1 us there.  So a thread reads by system call until
+ * it has paid about what the opening costs (SAMPLER_FAST_CLOCK_READS
+ * readings: samples and GC steps), then opens it.  A thread-per-request
+ * server's threads, which take a sample or two each, never do (opened at
+ * their second sample, it cost them more than it saved); a long-lived
+ * thread pays the opening once.  The worker probes the kernel (a short
+ * sleep) at its start, so the script does not wait for it.
  */
 void
 sampler_thread_open_clock(struct sampler_thread *td)
@@ -327,9 +342,11 @@ sampler_threads_init(void)
 {
 	if (!sampler_key_made) {
 		sampler_key = rb_internal_thread_specific_key_create();
+		sampler_born_key = rb_internal_thread_specific_key_create();
 		sampler_key_made = 1;
 	}
 	sampler.key = sampler_key;
+	sampler.born_key = sampler_born_key;
 	if (!sampler_atfork_set) {
 		pthread_atfork(sampler_atfork_prepare, sampler_atfork_parent,
 		    sampler_atfork_child);
