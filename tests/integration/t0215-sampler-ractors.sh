@@ -11,10 +11,13 @@ label_ns() {
 }
 
 # Billed CPU time $1 against the process's $2 (getrusage, which also
-# counts rperf's start and the profile's writing, up to a tenth of a
-# second of CPU, more under the sanitizers): at most that, at least 85%.
+# counts rperf's start, Ruby's boot before the sampler and the profile's
+# writing, up to a tenth of a second of CPU, more under the sanitizers
+# and where page faults are dear): at most that, and at least 85% of it
+# less $3 (ns, 0 if not given), the process's CPU at the script's first
+# line, all of it before the sampler or billed to (ruby boot).
 within_bounds() {
-	awk -v b="$1" -v c="$2" "BEGIN { if (b > c * 1.005 || b < c * 0.85) { printf \"billed %.0f of %.0f\\n\", b, c > \"/dev/stderr\"; exit 1 } }"
+	awk -v b="$1" -v c="$2" -v s="${3:-0}" "BEGIN { if (b > c * 1.005 || b < (c - s) * 0.85) { printf \"billed %.0f of %.0f (%.0f before the first line)\\n\", b, c, s > \"/dev/stderr\"; exit 1 } }"
 }
 
 # A figure of "rperf stat --json" output $1.
@@ -104,13 +107,18 @@ test_expect_success 'allocation samples come from the main Ractor only, and the 
 	test -s all
 '
 
+# (What no sample bills here is the CPU Ruby's native threads spend
+# outside the runs of its threads, its M:N scheduler's: under 5% where
+# this suite ran before, 6-8% on a VM whose page faults cost some 14 us
+# each; a thread never billed would be far more.)
 test_expect_success 'M:N threads: the total is the process CPU time, not a multiple of it' '
 	RUBY_MN_THREADS=1 "$RPERF" stat -m cpu --json "$FIXTURES/mn_threads.rb" 300 20000 >out 2>stat.json &&
 	test_grep "^done" out &&
+	start=$(sed -n "s/^start //p" out) &&
 	stat_cpu stat.json &&
-	echo "process $cpu billed $billed unbilled $unbilled" &&
-	within_bounds "$billed" "$cpu" &&
-	test "$unbilled" -lt $((billed / 20))
+	echo "process $cpu billed $billed unbilled $unbilled start $start" &&
+	within_bounds "$billed" "$cpu" "$start" &&
+	test "$unbilled" -lt $((billed / 10))
 '
 
 test_expect_success 'M:N threads: every thread is seen, in cpu and wall mode' '
