@@ -108,9 +108,12 @@ test_expect_success 'allocation samples come from the main Ractor only, and the 
 '
 
 # (What no sample bills here is the CPU Ruby's native threads spend
-# outside the runs of its threads, its M:N scheduler's: under 5% where
-# this suite ran before, 6-8% on a VM whose page faults cost some 14 us
-# each; a thread never billed would be far more.)
+# outside the runs of its threads (the M:N scheduler, the thread hooks):
+# under 5% where this suite ran before, 6-8% on a VM whose page faults
+# cost some 14 us each, 12% there with the sanitizers; a thread never
+# billed would be far more.)
+unbilled_max=10
+[ -n "${RPERF_SANITIZERS:-}" ] && unbilled_max=5
 test_expect_success 'M:N threads: the total is the process CPU time, not a multiple of it' '
 	RUBY_MN_THREADS=1 "$RPERF" stat -m cpu --json "$FIXTURES/mn_threads.rb" 300 20000 >out 2>stat.json &&
 	test_grep "^done" out &&
@@ -118,7 +121,7 @@ test_expect_success 'M:N threads: the total is the process CPU time, not a multi
 	stat_cpu stat.json &&
 	echo "process $cpu billed $billed unbilled $unbilled start $start" &&
 	within_bounds "$billed" "$cpu" "$start" &&
-	test "$unbilled" -lt $((billed / 10))
+	test "$unbilled" -lt $((billed / unbilled_max))
 '
 
 test_expect_success 'M:N threads: every thread is seen, in cpu and wall mode' '
