@@ -109,12 +109,14 @@ share_pct() {
 # load the loop's own share grows: #sum read 79-84% here beside a CI run,
 # 74% once in a CI run of the 3.4 build; #is_a? is what tells the two
 # ways of billing apart, and #sum's bound only that it kept most.)
+# (#sum's true share is the machine's: 67-79% in five runs on one VM,
+# beside a test run; billed at the safepoint, is_a? would take most of it.)
 test_expect_success 'a C method keeps its time when the sample is taken at the next one' '
 	"$RPERF" record -q -o cl.folded "$FIXTURES/self_time_c.rb" 1 long &&
 	sum=$(share_pct cl.folded Object#long_loop Array#sum) &&
 	isa=$(share_pct cl.folded Object#long_loop Kernel#is_a?) &&
 	echo "sum $sum% is_a? $isa%" &&
-	num_ge "$sum" 70 && test "$isa" -lt 8
+	num_ge "$sum" 60 && test "$isa" -lt 8
 '
 
 # Signal-based profilers give is_a? 8-17% of the short loop (rperf
