@@ -107,10 +107,9 @@ share_pct() {
 # most of the loop.  It read 5% once in a CI run of the Ruby 3.3 build,
 # when a tick's note came late: the bound leaves room for that.  Under
 # load the loop's own share grows: #sum read 79-84% here beside a CI run,
-# 74% once in a CI run of the 3.4 build; #is_a? is what tells the two
-# ways of billing apart, and #sum's bound only that it kept most.)
-# (#sum's true share is the machine's: 67-79% in five runs on one VM,
-# beside a test run; billed at the safepoint, is_a? would take most of it.)
+# 74% once in a CI run of the 3.4 build, 67-79% in five runs on another VM,
+# where two CI runs read 67%; #is_a? is what tells the two ways of billing
+# apart, and #sum's bound only that it kept most.)
 test_expect_success 'a C method keeps its time when the sample is taken at the next one' '
 	"$RPERF" record -q -o cl.folded "$FIXTURES/self_time_c.rb" 1 long &&
 	sum=$(share_pct cl.folded Object#long_loop Array#sum) &&
