@@ -55,6 +55,20 @@ check_label_ratio() {
 	num_ge "$_r" 1.5
 }
 
+# As check_label_ratio, for as many light as heavy units of work, each
+# with the same cost around it (a request's middleware, its thread's
+# start and end): what the heavy kind was billed beyond the light one
+# ($2 - $1) against the same difference of the clocks ($4 - $3), within
+# 4%, the constant part of each unit cancelling out; and the heavy kind
+# clearly the heavier.
+check_label_excess() {
+	_d=$(awk "BEGIN { print $2 - $1 }") &&
+	_dc=$(awk "BEGIN { print $4 - $3 }") &&
+	echo "labels: light $1 heavy $2 excess $_d; clocks: light $3 heavy $4 excess $_dc" &&
+	within_pct "$_d" "$_dc" 4 &&
+	num_ge "$(awk "BEGIN { print $2 / $1 }")" 1.5
+}
+
 # A TCP port on 127.0.0.1 that was free a moment ago.
 free_port() {
 	"$RUBY" -rsocket -e 's = TCPServer.new("127.0.0.1", 0); puts s.addr[1]; s.close'

@@ -62,10 +62,15 @@ test_expect_success 'a WEBrick app under rperf record: requests get their labels
 	test_grep "wrote .*srv.pb.gz" server.out
 '
 
-# The heavy:light ratio of the labels against the same ratio by the
-# thread clock in the app (/stats), within 4%.  Not against the nominal
-# 1:4: on a loaded machine (a busy sibling hyperthread) the same loop's CPU
-# time varies, and the clocks have been seen at 1:2.8.
+# What the heavy requests were billed beyond the light ones against the
+# same excess by the thread clock in the app (/stats), within 4%: 15
+# requests of each, and each request's own cost around the work (WEBrick
+# and the middleware on its thread, a thread per request) is in the labels
+# and not in the clocks, some 0.8 ms a request on a VM with dear page
+# faults, which made the ratio of the totals read 4% off there.  Not
+# against the nominal 1:4: on a loaded machine (a busy sibling
+# hyperthread) the same loop's CPU time varies, and the clocks have been
+# seen at 1:2.8.
 test_expect_success 'endpoint shares follow the endpoints CPU cost (1:4)' '
 	light=$(tag_total srv.pb.gz "endpoint=GET /light/:id" l.folded) &&
 	heavy=$(tag_total srv.pb.gz "endpoint=GET /heavy/:id" h.folded) &&
@@ -73,7 +78,7 @@ test_expect_success 'endpoint shares follow the endpoints CPU cost (1:4)' '
 	test "$light" -gt 0 &&
 	lc=$(awk "\$1 == \"light\" { print \$2 * 1e9 }" stats) &&
 	hc=$(awk "\$1 == \"heavy\" { print \$2 * 1e9 }" stats) &&
-	check_label_ratio "$light" "$heavy" "$lc" "$hc" &&
+	check_label_excess "$light" "$heavy" "$lc" "$hc" &&
 	test_grep "light_work" l.folded &&
 	test_grep ! "heavy_work" l.folded &&
 	test_grep "heavy_work" h.folded &&
