@@ -20,10 +20,12 @@ within_bounds() {
 	awk -v b="$1" -v c="$2" -v s="${3:-0}" "BEGIN { if (b > c * 1.005 || b < (c - s) * 0.85) { printf \"billed %.0f of %.0f (%.0f before the first line)\\n\", b, c, s > \"/dev/stderr\"; exit 1 } }"
 }
 
-# rperf record ARGS... >out, killed after a minute and run once more if
-# it hung: Ruby's Ractor scheduler can lose a wake-up, with or without
-# rperf (every Ractor's thread idle in ractor_sched_deq, the main one
-# asleep in Ractor#take: a CI run under ASan hung so in the wall run).
+# rperf record ARGS... >out, killed after a minute (not the harness's
+# fifteen) and run once more if it hung: Ruby's Ractor scheduler can lose
+# a wake-up on a loaded machine, with or without rperf (every Ractor's
+# native thread idle in ractor_sched_deq, the main one asleep in
+# Ractor#take: gdb showed the same state under rperf as with plain ruby,
+# and a CI run under ASan hung so in the wall run).
 record_ractors() {
 	for _try in 1 2; do
 		timeout -s KILL 60 "$RPERF" record "$@" >out && return 0
@@ -149,24 +151,13 @@ test_expect_success 'M:N threads: every thread is seen, in cpu and wall mode' '
 	test_grep "^Total: " mw.txt
 '
 
-# Ruby 3.4's Ractors themselves can hang, rarely, on a loaded machine,
-# with or without rperf: the main thread waits in Ractor#take for a turn
-# that no thread gives it, every native thread idle (gdb on such a run
-# under rperf, the same state as plain ruby's).  So a run is killed after
-# a minute, not the harness's fifteen, and a mode whose run hung is run
-# once more; a second hang, a crash or a wrong result fails.
+# Every mode under the stress fixture (each run through record_ractors,
+# which kills a hung one after a minute and runs it once more); a second
+# hang, a crash or a wrong result fails.
 test_expect_success 'Ractors, threads, fibers and GC together: no crash in any mode' '
 	for m in "" "-m wall" "--alloc" "-m wall --timeline" "--signal=false"; do
-		for try in 1 2; do
-			if timeout -s KILL 60 "$RPERF" record $m -q -o s.pb -- -W0 \
-			    "$FIXTURES/ractors_stress.rb" 1 >out 2>err; then
-				rc=0
-			else
-				rc=$?
-			fi
-			[ "$rc" = 137 ] && [ "$try" = 1 ] || break
-			echo "mode [$m]: hung, killed; once more"
-		done
+		rc=0
+		record_ractors $m -q -o s.pb -- -W0 "$FIXTURES/ractors_stress.rb" 1 2>err || rc=$?
 		[ "$rc" = 0 ] || { echo "mode [$m] failed ($rc):"; tail -20 err; exit 1; }
 		test_grep "^done" out || exit 1
 		"$RPERF" report --stdio s.pb >s.txt || exit 1
