@@ -217,6 +217,11 @@ cmd_report_pick_browser(struct cmd_report *r)
 	int chosen = strcmp(r->output, "-") != 0 || r->tree || r->list ||
 	    r->timeline || (r->format != NULL && r->format != &format_text);
 
+	/* --source-dir serves the browser's source view only: with an
+	 * output that rules the browser out it would be silently void. */
+	if (r->source_dir != NULL && (chosen || r->stdio))
+		cmd_usage_error(e, "--source-dir is for the browser; it does not "
+		    "apply with -o, --format, --tree, --timeline, --list or --stdio");
 	if (r->tui) {
 		if (chosen)
 			cmd_usage_error(e, "--tui cannot be combined with -o, "

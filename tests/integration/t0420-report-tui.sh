@@ -109,7 +109,14 @@ test_expect_success '--tui off a terminal, or with an output, is a usage error' 
 	test_grep "needs a terminal" err &&
 	test_expect_code 2 "$RPERF" report --tui --stdio k.folded 2>err &&
 	test_expect_code 2 "$RPERF" report --tui -o x.folded k.folded 2>err &&
-	test_grep "cannot be combined" err
+	test_grep "cannot be combined" err &&
+	# --source-dir where the browser is ruled out; text to a pipe is not
+	test_expect_code 2 "$RPERF" report --stdio --source-dir . k.folded 2>err &&
+	test_grep "^rperf report: --source-dir is for the browser" err &&
+	test_expect_code 2 "$RPERF" report --source-dir . -o x.folded k.folded 2>err &&
+	test_grep "^rperf report: --source-dir is for the browser" err &&
+	"$RPERF" report --source-dir . k.folded >out 2>err &&
+	test_grep "^Flat profile" out && ! test -s err
 '
 
 test_expect_success 'keys that cannot be read, or --stdio: the text on a terminal too' '
