@@ -64,9 +64,12 @@ test_expect_success 'cpu mode: every Ractor is sampled' '
 	done
 '
 
-# The bound, in percent (see t0207).
-bound=1
-[ -n "${RPERF_SANITIZERS:-}" ] && bound=3
+# The bound, in percent (see t0207).  A CI run here, with Puma servers
+# of another experiment on the same two cores, billed a Ractor thread 2.16%
+# over its own clock (72.7 ms for 71.1: its birth and end, which its
+# clock inside the block cannot see, grow with the load); idle, 0.17% at
+# most.  A thread billed another's time is off by far more.
+bound=3
 
 test_expect_success 'cpu mode: each Ractor thread is billed its own CPU time' '
 	for k in 1 2 3 4; do

@@ -225,6 +225,9 @@ alloc_suite(void)
 	Suite *s = suite_create("alloc");
 	TCase *tc = tcase_create("core");
 
+	/* A million draws: some seconds under ASan on a loaded machine, past
+	 * Check's default of 4 (a CI run here). */
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_rng_unit);
 	tcase_add_test(tc, test_distance_geometric);
 	tcase_add_test(tc, test_scaled_totals_unbiased);
