@@ -35,6 +35,17 @@ real_ruby_libs() {
 	echo
 }
 
+# Print the lib directory of a Puma built for $RUBY: its C extension
+# must match that Ruby, so the bootstrap builds it from Debian's source
+# package, once per machine and Ruby (./bootstrap --puma).
+real_puma_lib() {
+	"$TEST_SRCDIR/../bootstrap" --puma "$RUBY" 2>"${TRASH:-/tmp}/puma-bootstrap.err" || {
+		echo "real-lib: cannot provide Puma:" >&2
+		tail -n 5 "${TRASH:-/tmp}/puma-bootstrap.err" >&2
+		return 1
+	}
+}
+
 # The bin directory of an unpacked gem, e.g. real_gem_bin sidekiq.
 real_gem_bin() {
 	for _d in "$REAL_DEBS"/root/usr/share/rubygems-integration/all/gems/"$1"-*/bin; do
