@@ -46,6 +46,13 @@ real_puma_lib() {
 	}
 }
 
+# The total of the samples of PROFILE ($1) with label $2 (KEY=VALUE);
+# the folded stacks are left in $3 (tag.folded).
+tag_total() {
+	"$RPERF" report --format folded --tagfocus "$2" "$1" >"${3:-tag.folded}" &&
+	folded_sum "${3:-tag.folded}"
+}
+
 # The bin directory of an unpacked gem, e.g. real_gem_bin sidekiq.
 real_gem_bin() {
 	for _d in "$REAL_DEBS"/root/usr/share/rubygems-integration/all/gems/"$1"-*/bin; do

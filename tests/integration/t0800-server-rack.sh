@@ -26,12 +26,6 @@ stop_server_term() {
 get() {
 	curl -s -o /dev/null -w '%{http_code}\n' "$url$1"
 }
-# The total of the samples of PROFILE with label $2 (KEY=VALUE); the
-# folded stacks are left in $3 (tag.folded).
-tag_total() {
-	"$RPERF" report --format folded --tagfocus "$2" "$1" >"${3:-tag.folded}" &&
-	folded_sum "${3:-tag.folded}"
-}
 
 # The server runs across the tests below (a test body is a subshell).
 mkdir slow

@@ -26,12 +26,6 @@ url=http://127.0.0.1:$port
 get() {
 	curl -s -o /dev/null -w '%{http_code}\n' "$@"
 }
-# The total of the samples of PROFILE with label $2 (KEY=VALUE); the
-# folded stacks are left in $3 (tag.folded).
-tag_total() {
-	"$RPERF" report --format folded --tagfocus "$2" "$1" >"${3:-tag.folded}" &&
-	folded_sum "${3:-tag.folded}"
-}
 
 PORT=$port READY=$TRASH/ready \
 	"$RPERF" record -o rails.pb.gz -- $inc "$FIXTURES/servers/rails_app.rb" >server.out 2>&1 &

@@ -118,10 +118,6 @@ test_expect_success 'the master'"'"'s own samples: booting Puma, no worker'"'"'s
 # excess of the workers' own clocks (each worker wrote its figures when it
 # stopped), within 4% (check_label_excess); 12 requests of each, less
 # those of a worker Puma killed (its samples and its figures both lost).
-tag_total() {
-	"$RPERF" report --format folded --tagfocus "$2" "$1" >tag.folded &&
-	folded_sum tag.folded
-}
 test_expect_success 'the endpoints'"'"' labels match the workers'"'"' own clocks' '
 	light=$(tag_total puma.pb.gz "endpoint=GET /light/:id") &&
 	heavy=$(tag_total puma.pb.gz "endpoint=GET /heavy/:id") &&
