@@ -149,6 +149,17 @@ within_pct() {
 		exit 0 }'
 }
 
+# What was BILLED ($1, ns) is within DIV-th of what the work took by its
+# own clock ($2, ns), give or take SLACK ns of sampling ($3 and $4: 5 and
+# 2e6 mean a fifth, and 2 ms).
+near_clock() {
+	awk -v b="$1" -v o="$2" -v div="$3" -v slack="$4" 'BEGIN {
+		d = b - o; if (d < 0) d = -d
+		if (d <= o / div + slack) exit 0
+		printf "billed %s ns against a clock of %s ns: off by %.0f ns\n", b, o, d > "/dev/stderr"
+		exit 1 }'
+}
+
 # A >= B (numbers).
 num_ge() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 >= b + 0) exit 0; printf "%s < %s\n", a, b > "/dev/stderr"; exit 1 }'

@@ -42,8 +42,7 @@ test_expect_success 'a thread run while another is new is billed where it ran' '
 		other=$(folded_sum two.folded "^block in <main>;Object#burn ") &&
 		echo "main burn $main (own clock $1), thread burn $other (own clock $2)" &&
 		# each within a fifth of its clock, give or take 2 ms of sampling
-		awk -v b="$main" -v o="$1" "BEGIN { d = b - o; if (d < 0) d = -d; exit !(d <= o / 5 + 2e6) }" &&
-		awk -v b="$other" -v o="$2" "BEGIN { d = b - o; if (d < 0) d = -d; exit !(d <= o / 5 + 2e6) }" ||
+		near_clock "$main" "$1" 5 2e6 && near_clock "$other" "$2" 5 2e6 ||
 		return 1
 	done
 '
