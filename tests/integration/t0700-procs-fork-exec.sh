@@ -125,7 +125,8 @@ test_expect_success 'the session directory is private while it exists' '
 
 # --duration and --delay count from the start of rperf, and Ruby's boot
 # before the script took 0.4 s once under ASan on a loaded machine: the
-# phases end at set ages of the process, not at times after its boot.
+# phases end at set times after the test started rperf (STARTED), not at
+# times after the boot.
 test_expect_success '--duration stops sampling, --delay starts it late' '
 	cat >phases.rb <<-\EOF &&
 	def age = Time.now.to_f - Float(ENV["STARTED"])

@@ -59,15 +59,14 @@ test_expect_success 'the endpoint labels are the routes patterns' '
 	test_line_count 0 by_action.folded
 '
 
-# As in t0800: the labels' ratio against the thread clocks' ratio
-# (/stats), within 4%; the clocks of the whole requests below the
-# middleware, since Rails' own part of a request (1-2 ms, near 5% of the
-# light route's work) is labelled too.
-# As many GETs of each route: what the heavy route was billed beyond the
-# light one against the same excess of the request clocks (the ratio of
-# the totals read 4.41% off once under ASan, the light route billed 13 ms
-# over its clock for what runs around a request outside it; the excess
-# was 1.6% off).
+# As in t0800, as many GETs of each route: what the heavy route was
+# billed beyond the light one against the same excess of the thread
+# clocks (/stats), within 4%.  The clocks are of the whole requests below
+# the middleware, since Rails' own part of a request (1-2 ms, near 5% of
+# the light route's work) is labelled too; what runs around a request
+# outside them cancels out in the excess (the ratio of the totals read
+# 4.41% off once under ASan, the light route billed 13 ms over its
+# clock; the excess was 1.6% off).
 test_expect_success 'endpoint shares follow the routes CPU cost (1:4)' '
 	light=$(tag_total rails.pb.gz "endpoint=GET /users/:id") &&
 	heavy=$(tag_total rails.pb.gz "endpoint=GET /reports/:year") &&
