@@ -129,9 +129,11 @@ sampler_build_place(struct profile *p, struct sampler_build_frame *c, uint32_t i
 	char *cname, *file;
 	int64_t first = 0;
 
-	if (f == SAMPLER_FRAME_BOOT || f == SAMPLER_FRAME_NONE) {
+	if (SAMPLER_FRAME_PSEUDO(f)) {
 		/* The pseudo-frames: no file, a name no Ruby frame can have. */
-		cname = xstrdup(f == SAMPLER_FRAME_BOOT ? "(ruby boot)" : "(no Ruby frame)");
+		cname = xstrdup(f == SAMPLER_FRAME_BOOT ? "(ruby boot)" :
+		    f == SAMPLER_FRAME_THREAD_START ? "(thread start)" :
+		    f == SAMPLER_FRAME_THREAD_END ? "(thread end)" : "(no Ruby frame)");
 		file = xstrdup("");
 	} else {
 		cname = sampler_build_cstr(name);
@@ -157,8 +159,7 @@ sampler_build_frame(struct profile *p, struct sampler_build_frame *cache, uint32
 	if (c->seen)
 		return c;
 	c->seen = 1;
-	if (sampler.frames.keys[id] == SAMPLER_FRAME_BOOT ||
-	    sampler.frames.keys[id] == SAMPLER_FRAME_NONE) {
+	if (SAMPLER_FRAME_PSEUDO(sampler.frames.keys[id])) {
 		sampler_build_place(p, c, id, Qnil);
 		return c;
 	}

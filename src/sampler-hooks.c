@@ -72,12 +72,14 @@ sampler_clock_self(struct sampler_thread *td)
 
 /* What one sample is of: the thread (its number, labels and capture),
  * its stack of DEPTH frames, innermost first, with each frame's own iseq
- * and line (LINES may be NULL without --lines). */
+ * and line (LINES may be NULL without --lines), and the pseudo-frame
+ * that stands for an empty stack (0: "(no Ruby frame)"). */
 struct sampler_of {
 	int seq, label_set, capture;
 	const VALUE *frames, *owns;
 	const int *lines;
 	int depth;
+	VALUE empty;
 };
 
 static void sampler_record_of(const struct sampler_of *o, int64_t weight, int state,
@@ -95,6 +97,7 @@ sampler_record_until(struct sampler_thread *td, int64_t weight, int state, int64
 		.seq = td->seq, .label_set = td->label_set, .capture = td->capture,
 		.frames = td->stack + td->top, .owns = td->own + td->top,
 		.lines = td->lines + td->top, .depth = td->depth - td->top,
+		.empty = td->empty,
 	};
 
 	if (weight <= 0)
@@ -130,7 +133,7 @@ sampler_record_of(const struct sampler_of *o, int64_t weight, int state, int64_t
 	if (sampler.booting)
 		root = SAMPLER_FRAME_BOOT;
 	else if (depth == 0)
-		root = SAMPLER_FRAME_NONE;
+		root = o->empty != 0 ? o->empty : SAMPLER_FRAME_NONE;
 	if (root != Qundef && depth == SAMPLER_MAX_DEPTH)
 		depth--;	/* a stack cut short already: its root gives way */
 	n = depth + (root != Qundef);
@@ -314,7 +317,9 @@ sampler_bill_birth(struct sampler_thread *td)
 	    upto <= sampler_native_billed)
 		return;
 	td->prev = sampler_native_billed;
+	td->empty = SAMPLER_FRAME_THREAD_START;
 	sampler_bill_rest(td, upto);
+	td->empty = 0;
 }
 
 /*
@@ -328,7 +333,7 @@ sampler_bill_birth(struct sampler_thread *td)
 static void
 sampler_bill_exit(void)
 {
-	struct sampler_of o = { .seq = sampler_native_seq };
+	struct sampler_of o = { .seq = sampler_native_seq, .empty = SAMPLER_FRAME_THREAD_END };
 	int64_t now;
 
 	if (o.seq == 0)

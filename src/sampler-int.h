@@ -100,8 +100,11 @@
 
 /* The pseudo-frames (never a frame VALUE: rb_profile_frames gives
  * method entries and iseqs, never special constants). */
-#define SAMPLER_FRAME_BOOT	Qtrue	/* "(ruby boot)" */
-#define SAMPLER_FRAME_NONE	Qnil	/* "(no Ruby frame)" */
+#define SAMPLER_FRAME_BOOT		Qtrue		/* "(ruby boot)" */
+#define SAMPLER_FRAME_NONE		Qnil		/* "(no Ruby frame)" */
+#define SAMPLER_FRAME_THREAD_START	INT2FIX(1)	/* "(thread start)" */
+#define SAMPLER_FRAME_THREAD_END	INT2FIX(2)	/* "(thread end)" */
+#define SAMPLER_FRAME_PSEUDO(f)		RB_SPECIAL_CONST_P(f)
 
 /* The most compile sites (Kernel#require, Kernel#eval, ...) remembered. */
 #define SAMPLER_COMPILE_SITES	16
@@ -186,6 +189,9 @@ struct sampler_thread {
 	 * time billed to it later, where no Ruby frame is left, carries. */
 	int stack_label_set;
 	int stack_capture;
+	/* The pseudo-frame billed for while the stack is empty, when not
+	 * "(no Ruby frame)": "(thread start)" while its birth is billed. */
+	VALUE empty;
 	/* The frames (and own iseqs) of the last capture, root first, that
 	 * went through sampler_wb in GC generation wb_gen (sampler_capture). */
 	VALUE wb_frames[SAMPLER_MAX_DEPTH];
