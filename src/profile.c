@@ -17,6 +17,9 @@
 #include "profile.h"
 #include "xmalloc.h"
 
+/* How many of the last samples a new one may share its locations with. */
+#define PROFILE_SHARE_BACK 4
+
 /* An open-addressing (linear probing) set of ids; slot value 0 is empty. */
 struct profile_hash {
 	uint32_t *slots;
@@ -414,6 +417,32 @@ profile_set_value_types(struct profile *p, size_t n,
 	p->default_value = n ? n - 1 : 0;
 }
 
+/*
+ * Whether the NLOCS locations LOCS are those of one of the last few
+ * samples added (then *OFF is where they are in the pool): a timeline
+ * adds a sample for each tick, most of them at the stack of the
+ * thread's tick before, and a deep stack's list was most of the
+ * profile's memory.  The pool is never written but at its end, so
+ * samples may share a list.
+ */
+static int
+profile_shared_locs(const struct profile *p, const uint64_t *locs, size_t nlocs,
+    size_t *off)
+{
+	size_t i, n = p->nsamples - 1;	/* the new sample is counted already */
+
+	for (i = 0; i < PROFILE_SHARE_BACK && i < n; i++) {
+		const struct profile_sample *o = &p->samples[n - 1 - i];
+
+		if (o->nloc == nlocs &&
+		    memcmp(p->loc_pool + o->loc_off, locs, nlocs * sizeof *locs) == 0) {
+			*off = o->loc_off;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int
 profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
     const int64_t *values, const struct profile_label *labels, size_t nlabels)
@@ -433,7 +462,9 @@ profile_add_sample(struct profile *p, const uint64_t *locs, size_t nlocs,
 
 	s->loc_off = p->nloc_pool;
 	s->nloc = (uint32_t)nlocs;
-	if (nlocs != 0) {
+	if (nlocs != 0 && profile_shared_locs(p, locs, nlocs, &s->loc_off)) {
+		/* The same list as a recent sample's: shared (see above). */
+	} else if (nlocs != 0) {
 		v = p->loc_pool;
 		xgrow(&v, &p->loc_pool_cap, p->nloc_pool + nlocs,
 		    sizeof *p->loc_pool);
