@@ -133,7 +133,8 @@ sampler_build_place(struct profile *p, struct sampler_build_frame *c, uint32_t i
 		/* The pseudo-frames: no file, a name no Ruby frame can have. */
 		cname = xstrdup(f == SAMPLER_FRAME_BOOT ? "(ruby boot)" :
 		    f == SAMPLER_FRAME_THREAD_START ? "(thread start)" :
-		    f == SAMPLER_FRAME_THREAD_END ? "(thread end)" : "(no Ruby frame)");
+		    f == SAMPLER_FRAME_THREAD_END ? "(thread end)" :
+		    f == SAMPLER_FRAME_UNSAMPLED ? "(unsampled thread)" : "(no Ruby frame)");
 		file = xstrdup("");
 	} else {
 		cname = sampler_build_cstr(name);

@@ -618,6 +618,7 @@ sampler_thread_exited(struct sampler_thread *td)
 	if (td == NULL || td->ractor == 0)
 		return;
 	sampler_ractor_release(td);
+	td->empty = SAMPLER_FRAME_UNSAMPLED;
 	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building))
 		sampler_bill_rest_as_seen(td, sampler_clock_self(td));
 	sampler_thread_free(td);
@@ -785,6 +786,10 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 	sampler_tick_holder(td->vm_thread, 0);
 	sampler_native_seq = 0;
 	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building)) {
+		/* A thread that ran less than about a period may end before
+		 * any sample saw its stack: its time goes where no frame can
+		 * be blamed, under a name that says so. */
+		td->empty = SAMPLER_FRAME_UNSAMPLED;
 		sampler_bill_last(td, 1);
 		if (!td->mn && sampler.cfg.mode == SAMPLER_CPU) {
 			sampler_native_billed = td->prev;

@@ -104,6 +104,7 @@
 #define SAMPLER_FRAME_NONE		Qnil		/* "(no Ruby frame)" */
 #define SAMPLER_FRAME_THREAD_START	INT2FIX(1)	/* "(thread start)" */
 #define SAMPLER_FRAME_THREAD_END	INT2FIX(2)	/* "(thread end)" */
+#define SAMPLER_FRAME_UNSAMPLED		INT2FIX(3)	/* "(unsampled thread)" */
 #define SAMPLER_FRAME_PSEUDO(f)		RB_SPECIAL_CONST_P(f)
 
 /* The most compile sites (Kernel#require, Kernel#eval, ...) remembered. */
@@ -190,7 +191,8 @@ struct sampler_thread {
 	int stack_label_set;
 	int stack_capture;
 	/* The pseudo-frame billed for while the stack is empty, when not
-	 * "(no Ruby frame)": "(thread start)" while its birth is billed. */
+	 * "(no Ruby frame)": "(thread start)" while its birth is billed,
+	 * "(unsampled thread)" at its end when no sample ever saw a stack. */
 	VALUE empty;
 	/* The frames (and own iseqs) of the last capture, root first, that
 	 * went through sampler_wb in GC generation wb_gen (sampler_capture). */

@@ -83,4 +83,29 @@ test_expect_success 'cpu mode: the CPU time of thread births and ends is billed'
 	test_must_fail grep "^(thread " main.folded
 '
 
+# At 1 Hz no tick comes while these threads run (4 ms of CPU each, never
+# letting go of the GVL): no sample ever sees their stacks, and their
+# time goes whole, under each thread, to the pseudo-frame that says so.
+test_expect_success 'cpu mode: a thread no sample saw is billed to (unsampled thread)' '
+	cat >unseen.rb <<-\RUBY &&
+	def work(n) = n.times.sum
+	own = 0
+	20.times do
+	  own += Thread.new {
+	    work(200_000)
+	    Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond)
+	  }.value
+	end
+	puts "threads #{own}"
+	RUBY
+	"$RPERF" record -q -F 1 -o unseen.pb.gz unseen.rb >out &&
+	own=$(sed -n "s/^threads //p" out) &&
+	"$RPERF" report --format folded unseen.pb.gz >unseen.folded &&
+	unseen=$(folded_sum unseen.folded "^\\(unsampled thread\\) ") &&
+	echo "threads: own clocks $own ns, unsampled $unseen ns" &&
+	num_ge "$unseen" "$((own / 10 * 7))" && num_ge "$((own / 10 * 11))" "$unseen" &&
+	"$RPERF" report --tagfocus thread=1 --format folded unseen.pb.gz >main.folded &&
+	test_must_fail grep "^(unsampled thread) " main.folded
+'
+
 test_done
