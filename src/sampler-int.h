@@ -110,6 +110,9 @@
 /* The most compile sites (Kernel#require, Kernel#eval, ...) remembered. */
 #define SAMPLER_COMPILE_SITES	16
 
+/* Idle ticks in a row before the timer pauses (see sampler_tick_pause). */
+#define SAMPLER_IDLE_TICKS	4
+
 /* The job times itself once in this many runs (see sampler_job). */
 #define SAMPLER_JOB_TIMED	16
 
