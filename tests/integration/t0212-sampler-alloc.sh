@@ -173,4 +173,36 @@ test_expect_success 'bad flags: one line, status 2' '
 	test_grep "^rperf diff: no sample type" err
 '
 
+# Every way out of a script keeps the memory profile, as it keeps the
+# time profile (t0101): the hooks come off and the profile is written
+# with what the script allocated and still held.  keep allocates 60,000
+# objects (a literal's copy, to_s and + each turn) and keeps 20,000 (the
+# sums) to the end; at 1 in 128 the estimates fall well inside half and
+# twice those.
+for way in 'raise "kaput"' 'exit!(4)' 'exec("true")' 'Process.kill(:TERM, $$); sleep 1'
+do
+	for mode in "-m alloc" "-m cpu --alloc"; do
+		test_expect_success "$mode: the profile is kept on $way" "
+			cat >way.rb <<-\RUBY &&
+			def keep = \$kept = Array.new(20_000) { |i| %q(s) + i.to_s }
+			keep
+			$way
+			RUBY
+			\"\$RUBY\" way.rb >r.out 2>/dev/null
+			r=\$? &&
+			rm -f w.data &&
+			\"\$RPERF\" record -q $mode --alloc-rate 128 -o w.data way.rb >p.out 2>/dev/null
+			test \$? = \$r &&
+			test -s w.data &&
+			\"\$RPERF\" report --sample-index alloc_objects --format folded w.data >alloc.folded &&
+			\"\$RPERF\" report --sample-index inuse_objects --format folded w.data >inuse.folded &&
+			a=\$(folded_sum alloc.folded Object#keep) &&
+			u=\$(folded_sum inuse.folded Object#keep) &&
+			echo \"status \$r, keep: alloc_objects \$a, inuse_objects \$u\" &&
+			num_ge \"\$a\" 30000 && num_ge 120000 \"\$a\" &&
+			num_ge \"\$u\" 10000 && num_ge 40000 \"\$u\"
+		"
+	done
+done
+
 test_done
