@@ -396,6 +396,23 @@ sampler_frames_is_iseq(VALUE frame)
 #endif
 
 /*
+ * Whether FRAME, an entry of rb_profile_frames (or a pseudo-frame), is
+ * an iseq of code compiled at run time from a string: Ruby gives such
+ * code no real path (that is why __dir__ is nil in an eval).  A method
+ * entry is not, even for a method an eval defined: the method keeps its
+ * code alive anyway.  Reads only; may run in a GC hook.
+ */
+int
+sampler_frames_transient(VALUE frame)
+{
+	if (RB_SPECIAL_CONST_P(frame) || RB_BUILTIN_TYPE(frame) != RUBY_T_IMEMO ||
+	    ((RBASIC(frame)->flags >> RUBY_FL_USHIFT) & SAMPLER_FRAMES_IMEMO_MASK) !=
+	    SAMPLER_FRAMES_IMEMO_ISEQ)
+		return 0;
+	return NIL_P(rb_profile_frame_absolute_path(frame));
+}
+
+/*
  * Fill OWN[0..DEPTH) with the own iseq of each of the DEPTH frames that
  * rb_profile_frames put in FRAMES (LIMIT asked for) for the thread whose
  * VM record is VM_THREAD: a Ruby frame's iseq, 0 for a C frame.  1 if the
@@ -549,12 +566,15 @@ sampler_frames_name(VALUE frame, VALUE own, int *clause)
 		return full;
 	/* A block or clause of the method FRAME: its label is a prefix and
 	 * the method's own label ("block in " and "run"), in the method's
-	 * file; anything else is not what we think it is. */
+	 * file, or in code a string compiled in the method (an eval, an ERB
+	 * template rendered there); anything else is not what we think it
+	 * is. */
 	method = rb_profile_frame_label(frame);
 	prefix = RSTRING_LEN(label) - RSTRING_LEN(base);
 	if (!sampler_frames_same(base, method) || prefix < 0 ||
 	    memcmp(RSTRING_PTR(label) + prefix, RSTRING_PTR(base), RSTRING_LEN(base)) != 0 ||
-	    !sampler_frames_same(rb_profile_frame_path(own), rb_profile_frame_path(frame))) {
+	    (!sampler_frames_same(rb_profile_frame_path(own), rb_profile_frame_path(frame)) &&
+	    !sampler_frames_transient(own))) {
 		*clause = 0;
 		return full;
 	}

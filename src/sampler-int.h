@@ -592,6 +592,8 @@ const void *sampler_frames_callee(const void *cfp);
 /* FRAME's name as Ruby 3.4's backtrace gives it, knowing its own iseq
  * OWN (0: not known); *CLAUSE: a rescue or ensure clause. */
 VALUE sampler_frames_name(VALUE frame, VALUE own, int *clause);
+/* Whether FRAME is an iseq of code compiled at run time (no real path). */
+int sampler_frames_transient(VALUE frame);
 
 /* sampler-ractor.c: threads of Ractors other than the main one */
 /* Number Ractors (at start, in the main one); install the signal the
