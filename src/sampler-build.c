@@ -126,10 +126,16 @@ sampler_build_place(struct profile *p, struct sampler_build_frame *c, uint32_t i
     VALUE name)
 {
 	VALUE f = sampler.frames.keys[id], v;
+	const struct sampler_resolved *r;
 	char *cname, *file;
 	int64_t first = 0;
 
-	if (SAMPLER_FRAME_PSEUDO(f)) {
+	if (SAMPLER_FRAME_IS_RESOLVED(f) && (r = sampler_resolved_get(f)) != NULL) {
+		/* Named when sampled (sampler-resolved.c). */
+		cname = xstrdup(r->name);
+		file = xstrdup(r->file);
+		first = r->first;
+	} else if (SAMPLER_FRAME_PSEUDO(f)) {
 		/* The pseudo-frames: no file, a name no Ruby frame can have. */
 		cname = xstrdup(f == SAMPLER_FRAME_BOOT ? "(ruby boot)" :
 		    f == SAMPLER_FRAME_THREAD_START ? "(thread start)" :
@@ -160,6 +166,14 @@ sampler_build_frame(struct profile *p, struct sampler_build_frame *cache, uint32
 	if (c->seen)
 		return c;
 	c->seen = 1;
+	if (SAMPLER_FRAME_IS_RESOLVED(sampler.frames.keys[id])) {
+		const struct sampler_resolved *r = sampler_resolved_get(sampler.frames.keys[id]);
+
+		c->clause = r != NULL && r->clause;
+		if (!c->clause)
+			sampler_build_place(p, c, id, Qnil);
+		return c;
+	}
 	if (SAMPLER_FRAME_PSEUDO(sampler.frames.keys[id])) {
 		sampler_build_place(p, c, id, Qnil);
 		return c;
@@ -206,8 +220,10 @@ sampler_build_locations(struct profile *p, struct sampler_build_frame *cache,
 		}
 		/* No frame to run in (cannot be): the clause by itself. */
 		if (c->location == 0)
-			sampler_build_place(p, c, ids[d], sampler_frames_name(
-			    sampler.frames.keys[ids[d]], sampler.frames.owns[ids[d]], &clause));
+			sampler_build_place(p, c, ids[d],
+			    SAMPLER_FRAME_PSEUDO(sampler.frames.keys[ids[d]]) ? Qnil :
+			    sampler_frames_name(sampler.frames.keys[ids[d]],
+			    sampler.frames.owns[ids[d]], &clause));
 		locs[n++] = c->location;
 	}
 	return n;

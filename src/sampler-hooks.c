@@ -76,6 +76,12 @@ sampler_clock_self(struct sampler_thread *td)
  * that stands for an empty stack (0: "(no Ruby frame)"). */
 struct sampler_of {
 	int seq, label_set, capture;
+	/* How many of its frames are of run-time compiled code, and which:
+	 * frame i is if the capture's count root-first (TCUM, TWB frames of
+	 * a capture of TDEPTH, cut at TOP) grows at it. */
+	int transient;
+	const uint16_t *tcum;
+	int tdepth, twb, top;
 	const VALUE *frames, *owns;
 	const int *lines;
 	int depth;
@@ -84,6 +90,23 @@ struct sampler_of {
 
 static void sampler_record_of(const struct sampler_of *o, int64_t weight, int state,
     int64_t end);
+
+/* Mark in MARKS which of the DEPTH frames of O are of run-time compiled
+ * code; whether any is.  A frame put on the stack after the capture (a C
+ * method the tick saw, sampler_tick_cut) is not: it lies past the count. */
+static int
+sampler_record_marks(const struct sampler_of *o, unsigned char *marks, int depth)
+{
+	int i, k, any = 0;
+
+	for (i = 0; i < depth; i++) {
+		k = o->tdepth - 1 - (o->top + i);
+		marks[i] = k >= 0 && k < o->twb &&
+		    o->tcum[k] != (k > 0 ? o->tcum[k - 1] : 0);
+		any |= marks[i];
+	}
+	return any;
+}
 
 /* Append one sample of TD's current stack to the active buffer, with
  * the boot pseudo-frame at its root before the script's first line and
@@ -98,6 +121,10 @@ sampler_record_until(struct sampler_thread *td, int64_t weight, int state, int64
 		.frames = td->stack + td->top, .owns = td->own + td->top,
 		.lines = td->lines + td->top, .depth = td->depth - td->top,
 		.empty = td->empty,
+		/* Named by the main Ractor's jobs only. */
+		.transient = td->ractor == 0 ? td->transient : 0,
+		.tcum = td->wb_transient, .tdepth = td->depth, .twb = td->wb_depth,
+		.top = td->top,
 	};
 
 	if (weight <= 0)
@@ -147,6 +174,7 @@ sampler_record_of(const struct sampler_of *o, int64_t weight, int state, int64_t
 
 		xgrow((void **)&b->frames, &cap, b->nframes + n, sizeof *b->frames);
 		b->owns = xrealloc(b->owns, cap * sizeof *b->owns);
+		b->marks = xrealloc(b->marks, cap);
 		if (sampler.cfg.lines)
 			b->lines = xrealloc(b->lines, cap * sizeof *b->lines);
 		b->frames_cap = cap;
@@ -170,6 +198,9 @@ sampler_record_of(const struct sampler_of *o, int64_t weight, int state, int64_t
 	s->thread_seq = seq;
 	s->label_set = o->label_set;
 	s->capture = o->capture;
+	s->transient = o->transient > 0 && sampler_record_marks(o, b->marks + b->nframes, depth);
+	if (s->transient)
+		atomic_fetch_add_explicit(&b->pending, 1, memory_order_relaxed);
 	s->state = state;
 	s->weight = weight;
 	s->time_ns = sampler.cfg.aggregate ? 0 :
@@ -177,9 +208,27 @@ sampler_record_of(const struct sampler_of *o, int64_t weight, int state, int64_t
 	b->nframes += n;
 	sampler.samples++;
 
-	/* Hand a full buffer to the worker when it is free. */
+	sampler_swap_locked();
+	pthread_mutex_unlock(&sampler.lock);
+}
+
+/*
+ * Hand the active buffer to the worker if it is full and the worker is
+ * free, and once the job has named its frames of run-time compiled code
+ * (the job calls this too, when it has); one much fuller goes as it is
+ * (its frames are then kept alive, and named at the build).  Holding the
+ * sampler's lock.
+ */
+void
+sampler_swap_locked(void)
+{
+	int active = atomic_load(&sampler.active);
+	struct sampler_buffer *b = &sampler.buffers[active];
+
 	if (b->nsamples >= SAMPLER_SWAP_THRESHOLD && sampler.worker_made &&
-	    !atomic_load(&sampler.swap_pending)) {
+	    !atomic_load(&sampler.swap_pending) &&
+	    (atomic_load_explicit(&b->pending, memory_order_relaxed) == 0 ||
+	    b->nsamples >= 4 * SAMPLER_SWAP_THRESHOLD)) {
 		pthread_mutex_lock(&sampler.worker_mutex);
 		atomic_store(&sampler.active, active ^ 1);
 		sampler.swaps++;
@@ -187,7 +236,6 @@ sampler_record_of(const struct sampler_of *o, int64_t weight, int state, int64_t
 		pthread_cond_signal(&sampler.worker_cond);
 		pthread_mutex_unlock(&sampler.worker_mutex);
 	}
-	pthread_mutex_unlock(&sampler.lock);
 }
 
 /* sampler_record_until, the span ending now. */
@@ -222,9 +270,13 @@ sampler_capture_wb(struct sampler_thread *td, int depth)
 		sampler_wb(td->own[j]);
 		td->wb_frames[k] = td->stack[j];
 		td->wb_owns[k] = td->own[j];
+		td->wb_transient[k] = (uint16_t)((k > 0 ? td->wb_transient[k - 1] : 0) +
+		    (sampler_frames_transient(td->stack[j]) ||
+		    sampler_frames_transient(td->own[j])));
 	}
 	td->wb_depth = depth;
 	td->wb_gen = sampler.gc_gen;
+	td->transient = depth > 0 ? td->wb_transient[depth - 1] : 0;
 }
 
 /* Capture TD's stack into TD (SELF: TD is the current thread; else
@@ -534,6 +586,9 @@ sampler_job(void *arg)
 		if (!td->clock_open && td->slow_reads >= SAMPLER_FAST_CLOCK_READS)
 			sampler_thread_open_clock(td);
 	}
+	if (atomic_load_explicit(&sampler.buffers[atomic_load(&sampler.active)].pending,
+	    memory_order_relaxed) > 0)
+		sampler_resolve_pending();
 	if (timed)
 		sampler.job_ns += (uint64_t)(util_mono_ns() - t0) * SAMPLER_JOB_TIMED;
 }

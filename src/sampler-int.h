@@ -106,6 +106,15 @@
 #define SAMPLER_FRAME_THREAD_END	INT2FIX(2)	/* "(thread end)" */
 #define SAMPLER_FRAME_UNSAMPLED		INT2FIX(3)	/* "(unsampled thread)" */
 #define SAMPLER_FRAME_PSEUDO(f)		RB_SPECIAL_CONST_P(f)
+/* A frame of code compiled at run time, named early (sampler-resolved.c):
+ * entry K of that table. */
+#define SAMPLER_FRAME_RESOLVED_BASE	1024
+#define SAMPLER_FRAME_RESOLVED(k)	LONG2FIX(SAMPLER_FRAME_RESOLVED_BASE + (long)(k))
+#define SAMPLER_FRAME_IS_RESOLVED(f) \
+	(FIXNUM_P(f) && FIX2LONG(f) >= SAMPLER_FRAME_RESOLVED_BASE)
+
+/* The frames of run-time compiled code last named, by VALUE. */
+#define SAMPLER_RESOLVE_CACHE	512
 
 /* The most compile sites (Kernel#require, Kernel#eval, ...) remembered. */
 #define SAMPLER_COMPILE_SITES	16
@@ -134,6 +143,7 @@ struct sampler_sample {
 	int label_set;
 	int state;
 	int capture;		/* the thread's innermost open capture, or 0 */
+	int transient;		/* has frames of run-time compiled code, unnamed */
 	int64_t weight;
 	int64_t time_ns;	/* since start, for --no-aggregate */
 };
@@ -147,6 +157,12 @@ struct sampler_buffer {
 	VALUE *owns;		/* each frame's own iseq, or 0 */
 	int *lines;
 	size_t nframes, frames_cap;
+	/* Which frames are of run-time compiled code (kept for samples
+	 * with transient set only); samples with transient set, and those
+	 * the job has looked at (sampler-resolved.c). */
+	unsigned char *marks;
+	atomic_int pending;
+	size_t scanned;
 };
 
 /* Per Ruby thread; lives in the thread's specific storage. */
@@ -203,6 +219,10 @@ struct sampler_thread {
 	VALUE wb_owns[SAMPLER_MAX_DEPTH];
 	int wb_depth;
 	uint64_t wb_gen;
+	/* How many of wb_frames[0..k] are of run-time compiled code, and of
+	 * the whole capture (sampler-resolved.c). */
+	uint16_t wb_transient[SAMPLER_MAX_DEPTH];
+	int transient;
 	VALUE stack[SAMPLER_MAX_DEPTH];
 	VALUE own[SAMPLER_MAX_DEPTH];	/* each frame's own iseq, or 0 */
 	int lines[SAMPLER_MAX_DEPTH];
@@ -497,6 +517,8 @@ void sampler_bill_last(struct sampler_thread *td, int self);
 /* TD's thread was made while armed: bill its native thread's time before
  * its record (cpu mode, on the thread, just after the record is made). */
 void sampler_bill_birth(struct sampler_thread *td);
+/* Hand the active buffer to the worker if it is due (holding the lock). */
+void sampler_swap_locked(void);
 /* The postponed job: one timer sample of the thread holding the GVL. */
 void sampler_job(void *arg);
 /* Add the GC, thread and (wall mode) GVL hooks; remove them. */
@@ -517,6 +539,21 @@ sampler_wb(VALUE v)
 	if (!RB_SPECIAL_CONST_P(v) && !RB_OBJ_PROMOTED_RAW(v) && sampler.wrapper != Qfalse)
 		rb_gc_writebarrier(sampler.wrapper, v);
 }
+
+/* sampler-resolved.c: frames of code compiled at run time, named early */
+struct sampler_resolved {
+	char *name, *file;
+	int64_t first;		/* its first line */
+	int clause;		/* a rescue or ensure clause */
+	uint32_t hash;
+};
+/* In the job: name the active buffer's frames of run-time compiled code. */
+void sampler_resolve_pending(void);
+/* What resolved frame F (SAMPLER_FRAME_IS_RESOLVED) is named, or NULL. */
+const struct sampler_resolved *sampler_resolved_get(VALUE f);
+void sampler_resolved_mark(void);
+size_t sampler_resolved_count(void);
+void sampler_resolved_release(void);
 
 /* sampler-tick.c: the frame the GVL holder was in at each tick */
 /* Decide whether ticks are noted in this run (at start). */

@@ -249,6 +249,7 @@ sampler_mark(void *ptr)
 		    (const VALUE *)sampler.frames.owns + sampler.frames.count);
 	}
 	pthread_mutex_unlock(&sampler.table_mutex);
+	sampler_resolved_mark();
 	for (td = sampler.threads; td != NULL; td = td->next) {
 		if (td->depth > 0) {
 			rb_gc_mark_locations(td->stack, td->stack + td->depth);

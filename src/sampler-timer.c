@@ -262,6 +262,8 @@ sampler_aggregate(struct sampler_buffer *b)
 	pthread_mutex_lock(&sampler.table_mutex);
 	b->nsamples = 0;
 	b->nframes = 0;
+	b->scanned = 0;
+	atomic_store(&b->pending, 0);
 	pthread_mutex_unlock(&sampler.table_mutex);
 }
 
@@ -511,12 +513,14 @@ sampler_tables_release(void)
 		free(sampler.buffers[i].samples);
 		free(sampler.buffers[i].frames);
 		free(sampler.buffers[i].owns);
+		free(sampler.buffers[i].marks);
 		free(sampler.buffers[i].lines);
 	}
 	memset(sampler.buffers, 0, sizeof sampler.buffers);
 	sampler_captures_release();
 	sampler_marks_release();
 	agg_frames_release(&sampler.frames);
+	sampler_resolved_release();
 	agg_stacks_release(&sampler.stacks);
 	free(sampler.raw);
 	sampler.raw = NULL;

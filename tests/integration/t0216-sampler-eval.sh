@@ -1,0 +1,47 @@
+#!/bin/sh
+# Code compiled from strings at run time (ERB#result, eval) is garbage
+# once it has run; the profile must not keep it alive.  The fixture
+# renders an ERB template and evals a string again and again, and counts
+# the VM's internal objects (iseqs among them) after a full GC halfway
+# and at the end: plain ruby's count does not move, and neither may the
+# profiled one's (before, each sampled compile stayed alive to the end,
+# some 600 internal objects a second here at 2000 Hz).  The frames are
+# still named as Ruby's backtrace names them, at the eval's file.
+. "$TEST_SRCDIR/test-lib.sh"
+
+"$RUBY" -e 'exit(RUBY_VERSION.start_with?("3.3.", "3.4.") ? 0 : 1)' ||
+	skip_all "frames are named like their method on Ruby $("$RUBY" -e 'print RUBY_VERSION')"
+
+field() {
+	awk -v k="$1" '$1 == k { print $2 }' "$2"
+}
+
+test_expect_success 'profile code that compiles strings for three seconds' '
+	"$RPERF" record -q -F 2000 -o p.data "$FIXTURES/eval_churn.rb" out.txt 3 &&
+	"$RPERF" report --stdio --format folded p.data >p.folded &&
+	"$RPERF" report --stdio --sort cum --top 200 p.data >p.txt &&
+	test "$(field renders out.txt)" -gt 1000
+'
+
+test_expect_success 'the compiled code it sampled is not kept alive' '
+	half=$(field imemo_half out.txt) && end=$(field imemo_end out.txt) &&
+	echo "internal objects halfway $half, at the end $end" &&
+	test $((end - half)) -lt 300
+'
+
+# caller_locations(0) in churn_work, root first, is a stack of the profile.
+test_expect_success 'the frames are named as the backtrace names them' '
+	sed -n "s/^frame \([^	]*\)	.*/\1/p" out.txt >labels &&
+	test $(wc -l <labels) -ge 8 &&
+	grep -qx "block in Object#churn_render" labels &&
+	want=$(awk "{ a[NR] = \$0 } END { for (i = NR; i >= 1; i--) printf \"%s%s\", a[i], (i > 1 ? \";\" : \"\") }" labels) &&
+	echo "$want" &&
+	sed "s/ [0-9]*$//" p.folded | grep -qF "$want"
+'
+
+test_expect_success 'their locations are the eval'\''s, as the backtrace says' '
+	grep -E "^ *[0-9,.]+ +[0-9.]+%  block in Object#churn_render +\(churn\)" p.txt &&
+	grep -E "^ *[0-9,.]+ +[0-9.]+%  Object#churn_render +\(churn eval\)" p.txt
+'
+
+test_done
