@@ -92,10 +92,11 @@ static void sampler_record_of(const struct sampler_of *o, int64_t weight, int st
     int64_t end);
 
 /* Mark in MARKS which of the DEPTH frames of O are of run-time compiled
- * code; whether any is.  A frame put on the stack after the capture (a C
- * method the tick saw, sampler_tick_cut) is not: it lies past the count. */
+ * code, up to N (a pseudo-frame at the root is not); whether any is.  A
+ * frame put on the stack after the capture (a C method the tick saw,
+ * sampler_tick_cut) is not either: it lies past the count. */
 static int
-sampler_record_marks(const struct sampler_of *o, unsigned char *marks, int depth)
+sampler_record_marks(const struct sampler_of *o, unsigned char *marks, int depth, int n)
 {
 	int i, k, any = 0;
 
@@ -105,6 +106,8 @@ sampler_record_marks(const struct sampler_of *o, unsigned char *marks, int depth
 		    o->tcum[k] != (k > 0 ? o->tcum[k - 1] : 0);
 		any |= marks[i];
 	}
+	for (; i < n; i++)
+		marks[i] = 0;
 	return any;
 }
 
@@ -198,7 +201,7 @@ sampler_record_of(const struct sampler_of *o, int64_t weight, int state, int64_t
 	s->thread_seq = seq;
 	s->label_set = o->label_set;
 	s->capture = o->capture;
-	s->transient = o->transient > 0 && sampler_record_marks(o, b->marks + b->nframes, depth);
+	s->transient = o->transient > 0 && sampler_record_marks(o, b->marks + b->nframes, depth, n);
 	if (s->transient)
 		atomic_fetch_add_explicit(&b->pending, 1, memory_order_relaxed);
 	s->state = state;
