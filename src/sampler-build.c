@@ -102,7 +102,7 @@ sampler_build_num_label(struct sampler_build_labels *c, const char *key, int64_t
 }
 
 /* A Ruby string (or nil) as a new C string. */
-static char *
+char *
 sampler_build_cstr(VALUE s)
 {
 	if (!RB_TYPE_P(s, T_STRING))
@@ -143,9 +143,11 @@ sampler_build_place(struct profile *p, struct sampler_build_frame *c, uint32_t i
 		    f == SAMPLER_FRAME_UNSAMPLED ? "(unsampled thread)" : "(no Ruby frame)");
 		file = xstrdup("");
 	} else {
+		VALUE where = sampler_frames_where(f, sampler.frames.owns[id]);
+
 		cname = sampler_build_cstr(name);
-		file = sampler_build_cstr(rb_profile_frame_path(f));
-		v = rb_profile_frame_first_lineno(f);
+		file = sampler_build_cstr(rb_profile_frame_path(where));
+		v = rb_profile_frame_first_lineno(where);
 		if (FIXNUM_P(v))
 			first = FIX2LONG(v);
 	}

@@ -413,6 +413,19 @@ sampler_frames_transient(VALUE frame)
 }
 
 /*
+ * What locates FRAME, whose own iseq is OWN (0: not known), for its file
+ * and first line: the frame, except for a block of code a string
+ * compiled in a method (an eval, an ERB template rendered there), named
+ * after the method but whose code is in the eval's file, as Ruby's
+ * backtrace says.
+ */
+VALUE
+sampler_frames_where(VALUE frame, VALUE own)
+{
+	return sampler_frames_transient(own) ? own : frame;
+}
+
+/*
  * Fill OWN[0..DEPTH) with the own iseq of each of the DEPTH frames that
  * rb_profile_frames put in FRAMES (LIMIT asked for) for the thread whose
  * VM record is VM_THREAD: a Ruby frame's iseq, 0 for a C frame.  1 if the

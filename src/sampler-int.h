@@ -552,7 +552,6 @@ void sampler_resolve_pending(void);
 /* What resolved frame F (SAMPLER_FRAME_IS_RESOLVED) is named, or NULL. */
 const struct sampler_resolved *sampler_resolved_get(VALUE f);
 void sampler_resolved_mark(void);
-size_t sampler_resolved_count(void);
 void sampler_resolved_release(void);
 
 /* sampler-tick.c: the frame the GVL holder was in at each tick */
@@ -631,6 +630,8 @@ const void *sampler_frames_callee(const void *cfp);
 VALUE sampler_frames_name(VALUE frame, VALUE own, int *clause);
 /* Whether FRAME is an iseq of code compiled at run time (no real path). */
 int sampler_frames_transient(VALUE frame);
+/* What locates FRAME (own iseq OWN): its file and first line. */
+VALUE sampler_frames_where(VALUE frame, VALUE own);
 
 /* sampler-ractor.c: threads of Ractors other than the main one */
 /* Number Ractors (at start, in the main one); install the signal the
@@ -696,6 +697,8 @@ struct profile *sampler_build(int delta);
 struct profile *sampler_build_of(const struct sampler_build_src *src);
 /* Fill STATS (may be NULL) from the counters. */
 void sampler_fill_stats(struct sampler_stats *stats);
+/* A Ruby string (or anything else: "") as a new C string. */
+char *sampler_build_cstr(VALUE s);
 
 /* sampler-alloc.c: allocation samples (--alloc, -m alloc) */
 /* Install the NEWOBJ and FREEOBJ hooks when cfg.alloc_rate is set; 0, or

@@ -174,15 +174,6 @@ sampler_resolve_cached(VALUE frame, VALUE own)
 	return c->frame == frame && c->own == own ? c->id : 0;
 }
 
-/* A Ruby string (or anything else: "") as a new C string. */
-static char *
-sampler_resolved_cstr(VALUE s)
-{
-	if (!RB_TYPE_P(s, T_STRING))
-		return xstrdup("");
-	return xstrndup(RSTRING_PTR(s), RSTRING_LEN(s));
-}
-
 /* Name FRAME (own iseq OWN) and cache it (with the GVL; may allocate);
  * the resolved frame, or 0 (the table is full). */
 static VALUE
@@ -197,11 +188,9 @@ sampler_resolve_one(VALUE frame, VALUE own)
 
 	if ((v = sampler_resolve_cached(frame, own)) != 0)
 		return v;
-	/* A block of an eval in a method is named after the method, but
-	 * its code is in the eval's file, as Ruby's backtrace says. */
-	where = sampler_frames_transient(own) ? own : frame;
-	name = sampler_resolved_cstr(sampler_frames_name(frame, own, &clause));
-	file = sampler_resolved_cstr(rb_profile_frame_path(where));
+	where = sampler_frames_where(frame, own);
+	name = sampler_build_cstr(sampler_frames_name(frame, own, &clause));
+	file = sampler_build_cstr(rb_profile_frame_path(where));
 	v = rb_profile_frame_first_lineno(where);
 	if (FIXNUM_P(v))
 		first = FIX2LONG(v);
@@ -384,13 +373,6 @@ sampler_resolved_mark(void)
 			    &sampler_resolved.cache[i].own + 1);
 		}
 	}
-}
-
-/* How many frames are named here. */
-size_t
-sampler_resolved_count(void)
-{
-	return sampler_resolved.count;
 }
 
 /* Free the table and empty the cache. */
