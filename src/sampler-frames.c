@@ -398,18 +398,26 @@ sampler_frames_is_iseq(VALUE frame)
 /*
  * Whether FRAME, an entry of rb_profile_frames (or a pseudo-frame), is
  * an iseq of code compiled at run time from a string: Ruby gives such
- * code no real path (that is why __dir__ is nil in an eval).  A method
- * entry is not, even for a method an eval defined: the method keeps its
- * code alive anyway.  Reads only; may run in a GC hook.
+ * code no real path (that is why __dir__ is nil in an eval).  Ruby's own
+ * code written in Ruby ("<internal:array>": Array#each, Integer#times,
+ * Kernel#loop) has none either, but lives as long as the VM and is on
+ * the stack of most samples: not it.  A method entry is not, even for a
+ * method an eval defined: the method keeps its code alive anyway.  Reads
+ * only; may run in a GC hook.
  */
 int
 sampler_frames_transient(VALUE frame)
 {
+	static const char builtin[] = "<internal:";
+	VALUE path;
+
 	if (RB_SPECIAL_CONST_P(frame) || RB_BUILTIN_TYPE(frame) != RUBY_T_IMEMO ||
 	    ((RBASIC(frame)->flags >> RUBY_FL_USHIFT) & SAMPLER_FRAMES_IMEMO_MASK) !=
-	    SAMPLER_FRAMES_IMEMO_ISEQ)
+	    SAMPLER_FRAMES_IMEMO_ISEQ || !NIL_P(rb_profile_frame_absolute_path(frame)))
 		return 0;
-	return NIL_P(rb_profile_frame_absolute_path(frame));
+	path = rb_profile_frame_path(frame);
+	return !RB_TYPE_P(path, T_STRING) || RSTRING_LEN(path) < (long)sizeof builtin - 1 ||
+	    memcmp(RSTRING_PTR(path), builtin, sizeof builtin - 1) != 0;
 }
 
 /*
