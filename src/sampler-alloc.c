@@ -519,13 +519,23 @@ sampler_alloc_fold(void)
 
 	/* Into the time sampler's frame table, which its (write-barrier
 	 * protected) wrapper marks: through sampler_wb first, before the
-	 * lock (only this thread adds pending samples). */
+	 * lock (only this thread adds pending samples).  A frame of code
+	 * compiled from a string is named now instead (sampler-resolved.c),
+	 * so that the table does not keep that code alive; naming allocates,
+	 * so a sample may be added, and the arrays moved, meanwhile: each
+	 * is read again by index after. */
 	for (i = 0; i < sa.npending; i++) {
-		struct sampler_alloc_pending *p = &sa.pending[i];
+		for (d = 0; d < sa.pending[i].depth; d++) {
+			size_t at = sa.pending[i].frame_off + d;
+			VALUE id = sampler_resolve_frame(sa.frames[at], sa.owns[at]);
 
-		for (d = 0; d < p->depth; d++) {
-			sampler_wb(sa.frames[p->frame_off + d]);
-			sampler_wb(sa.owns[p->frame_off + d]);
+			if (id != 0) {
+				sa.frames[at] = id;
+				sa.owns[at] = 0;
+			} else {
+				sampler_wb(sa.frames[at]);
+				sampler_wb(sa.owns[at]);
+			}
 		}
 	}
 	pthread_mutex_lock(&sampler.lock);

@@ -549,6 +549,8 @@ struct sampler_resolved {
 };
 /* In the job: name the active buffer's frames of run-time compiled code. */
 void sampler_resolve_pending(void);
+/* FRAME (own OWN) named, if of run-time compiled code; else 0. */
+VALUE sampler_resolve_frame(VALUE frame, VALUE own);
 /* What resolved frame F (SAMPLER_FRAME_IS_RESOLVED) is named, or NULL. */
 const struct sampler_resolved *sampler_resolved_get(VALUE f);
 void sampler_resolved_mark(void);

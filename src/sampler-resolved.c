@@ -218,6 +218,28 @@ sampler_resolve_wanted(VALUE f, VALUE own)
 	    (sampler_frames_transient(f) || sampler_frames_transient(own));
 }
 
+/*
+ * FRAME (own iseq OWN) of an allocation sample, named here when it is of
+ * code compiled at run time: its resolved frame, or 0 (not such a frame,
+ * or the table is full).  With the GVL, not holding the sampler's lock:
+ * naming allocates, and an allocation may be sampled meanwhile.
+ */
+VALUE
+sampler_resolve_frame(VALUE frame, VALUE own)
+{
+	VALUE id;
+
+	if (!sampler_resolve_wanted(frame, own))
+		return 0;
+	if ((id = sampler_resolve_cached(frame, own)) != 0)
+		return id;
+	if (sampler.gc_gen - sampler_resolved.cache_gen >= SAMPLER_RESOLVE_GCS) {
+		memset(sampler_resolved.cache, 0, sizeof sampler_resolved.cache);
+		sampler_resolved.cache_gen = sampler.gc_gen;
+	}
+	return sampler_resolve_one(frame, own);
+}
+
 /* The resolved frame of (F, OWN): cached, or among the N of TODO; or 0. */
 static VALUE
 sampler_resolve_find(VALUE todo[][3], size_t n, VALUE f, VALUE own)
