@@ -421,12 +421,11 @@ cmd_report_exec(int argc, char **argv)
 		    report_filter_describe(&r.filter), r.total_read,
 		    totals, r.topts.sort_cum, r.source_dir };
 
-		rc = tui_run(r.p, &to);
+		rc = tui_run(r.p, &to, err, sizeof err);
 		free(totals);
 		if (rc >= 0 || r.tui) {
 			if (rc < 0)
-				error_print("cannot draw on this terminal (TERM=%s); "
-				    "use --stdio", getenv("TERM") ? getenv("TERM") : "");
+				error_print("%s", err);
 			profile_free(r.p);
 			report_filter_release(&r.filter);
 			return rc < 0 ? RPERF_EXIT_FAILURE : rc;

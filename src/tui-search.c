@@ -15,6 +15,8 @@
 
 #include <curses.h>
 
+#include "tui-curses.h"
+
 #include "error.h"
 #include "tui-int.h"
 #include "xmalloc.h"

@@ -16,6 +16,8 @@
 
 #include <curses.h>
 
+#include "tui-curses.h"
+
 #include "tui-int.h"
 #include "xmalloc.h"
 

@@ -22,6 +22,8 @@
 
 #include <curses.h>
 
+#include "tui-curses.h"
+
 #include "cmd.h"
 #include "error.h"
 #include "tui-int.h"
@@ -337,7 +339,7 @@ tui_usec(clockid_t clock)
 }
 
 int
-tui_run(struct profile *p, const struct tui_opts *o)
+tui_run(struct profile *p, const struct tui_opts *o, char *err, size_t errlen)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 	struct sigaction sa, old[3];
@@ -348,6 +350,11 @@ tui_run(struct profile *p, const struct tui_opts *o)
 	size_t i, start = 0;
 	int ch, quit = 0, sig;
 
+	if (tui_curses_load(err, errlen) != 0) {
+		if (tf)
+			fclose(tf);
+		return -1;
+	}
 	/* The locale's charset decides how names draw; numbers stay C's. */
 	setlocale(LC_ALL, "");
 	setlocale(LC_NUMERIC, "C");
@@ -366,6 +373,8 @@ tui_run(struct profile *p, const struct tui_opts *o)
 			sigaction(sigs[i], &old[i], NULL);
 		if (tf)
 			fclose(tf);
+		error_set(err, errlen, "cannot draw on this terminal (TERM=%s); use --stdio",
+		    getenv("TERM") ? getenv("TERM") : "");
 		return -1;
 	}
 	cbreak();

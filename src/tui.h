@@ -32,6 +32,6 @@ struct tui_opts {
  * unknown TERM).  The terminal is restored on every path, and a SIGINT,
  * SIGTERM or SIGHUP ends the browser and then the process by that signal.
  */
-int tui_run(struct profile *p, const struct tui_opts *o);
+int tui_run(struct profile *p, const struct tui_opts *o, char *err, size_t errlen);
 
 #endif
