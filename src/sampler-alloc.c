@@ -252,8 +252,11 @@ sampler_alloc_sample(VALUE obj)
 		return;
 	}
 	sa.countdown = alloc_next_distance(&sa.rng, sa.rate);
+	/* rperf's own objects (a frame's name being made) are not the
+	 * program's; sampled, they would also add samples for the naming to
+	 * name, without end at --alloc-rate 1. */
 	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
-	    sampler.forked || RB_SPECIAL_CONST_P(obj))
+	    sampler.forked || sampler.quiet_allocs || RB_SPECIAL_CONST_P(obj))
 		return;
 	pthread_mutex_lock(&sampler.lock);
 	sampler_alloc_sample_locked(obj);

@@ -338,6 +338,7 @@ struct sampler {
 	atomic_int building;		/* a profile is being built: job idles */
 	int profile_depth;		/* nested Rperf.profile blocks */
 	int booting;			/* the script's first line is not reached */
+	int quiet_allocs;		/* rperf itself allocates: not sampled */
 	/* The frames seen on top when a script was compiled, and the type
 	 * bits of such a frame (a method entry), for the job's test. */
 	VALUE compile_sites[SAMPLER_COMPILE_SITES];

@@ -189,8 +189,10 @@ sampler_resolve_one(VALUE frame, VALUE own)
 	if ((v = sampler_resolve_cached(frame, own)) != 0)
 		return v;
 	where = sampler_frames_where(frame, own);
+	sampler.quiet_allocs++;		/* the name's strings are ours */
 	name = sampler_build_cstr(sampler_frames_name(frame, own, &clause));
 	file = sampler_build_cstr(rb_profile_frame_path(where));
+	sampler.quiet_allocs--;
 	v = rb_profile_frame_first_lineno(where);
 	if (FIXNUM_P(v))
 		first = FIX2LONG(v);

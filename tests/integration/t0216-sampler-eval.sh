@@ -58,4 +58,13 @@ test_expect_success 'nor do allocation samples keep it alive (-m alloc)' '
 	grep -E "^ *[0-9,.]+ +[0-9.]+%  block in Object#churn_render +\(churn\)" a.txt
 '
 
+# Naming a frame makes strings.  Sampled (at --alloc-rate 1 every
+# allocation is), they added samples whose frames the naming named again,
+# without end: the run grew by gigabytes and never finished.
+test_expect_success 'every allocation sampled, while frames are named: it ends' '
+	timeout 120 "$RPERF" record -q -m alloc --alloc-rate 1 -o one.data \
+		"$FIXTURES/eval_churn.rb" oneout.txt 1 &&
+	test "$(field renders oneout.txt)" -gt 100
+'
+
 test_done
