@@ -420,6 +420,82 @@ sampler_frames_transient(VALUE frame)
 	    memcmp(RSTRING_PTR(path), builtin, sizeof builtin - 1) != 0;
 }
 
+/* The types of iseq (vm_core.h, enum rb_iseq_type, 3.3 and 3.4) of a
+ * file's top, of a block, of a class or module body and of an eval's
+ * top. */
+#define SAMPLER_FRAMES_ISEQ_TOP		0
+#define SAMPLER_FRAMES_ISEQ_BLOCK	2
+#define SAMPLER_FRAMES_ISEQ_CLASS	3
+#define SAMPLER_FRAMES_ISEQ_EVAL	6
+
+#if SAMPLER_FRAMES_MIRROR
+static int sampler_frames_prefixed(VALUE str, const char *prefix);
+
+/* Whether BASE, the base label of a block's iseq, says the block is in
+ * a required file's top or a class or module body. */
+static int
+sampler_frames_once_base(VALUE base)
+{
+	static const char *const prefixes[] = { "<top (required)>", "<class:", "<module:",
+	    "singleton class", NULL };
+	int i;
+
+	if (!RB_TYPE_P(base, T_STRING))
+		return 0;
+	for (i = 0; prefixes[i] != NULL; i++) {
+		if (sampler_frames_prefixed(base, prefixes[i]))
+			return 1;
+	}
+	return 0;
+}
+#endif
+
+/*
+ * Whether ISEQ (an own iseq, or any frame) is the top of a file required
+ * or loaded, a class or module body, a block in one of those, or the top
+ * of an eval: code that runs once, and with everything it refers to (the
+ * bodies and blocks in it) is garbage after.  A block in it counts, for
+ * a block keeps its parents alive (a define_method block in a class body
+ * lives on, but is only named early, as such code is).  Not the script's
+ * own top.  Reads the iseq's type (and a block's base label): cheap
+ * enough for every new frame, and safe in a GC's marking.
+ */
+int
+sampler_frames_iseq_once(VALUE iseq)
+{
+#if SAMPLER_FRAMES_MIRROR
+	if (!RB_SPECIAL_CONST_P(iseq) && sampler_frames_is_iseq(iseq)) {
+		const struct sampler_frames_body *body =
+		    ((const struct sampler_frames_iseq *)iseq)->body;
+
+		if (body == NULL)
+			return 0;
+		if (body->type == SAMPLER_FRAMES_ISEQ_BLOCK)
+			return sampler_frames_once_base(rb_profile_frame_base_label(iseq));
+		return body->type == SAMPLER_FRAMES_ISEQ_TOP ||
+		    body->type == SAMPLER_FRAMES_ISEQ_CLASS ||
+		    body->type == SAMPLER_FRAMES_ISEQ_EVAL;
+	}
+#else
+	(void)iseq;
+#endif
+	return 0;
+}
+
+/*
+ * Whether FRAME, an entry of rb_profile_frames (or a pseudo-frame), is
+ * code that runs once and is garbage after: code compiled from a string
+ * (sampler_frames_transient), or a file's top or a class body
+ * (sampler_frames_iseq_once).  A program that loads thousands of files
+ * had a frame of each kept alive by the samples of its boot.  Reads
+ * only; may run in a GC hook.
+ */
+int
+sampler_frames_once(VALUE frame)
+{
+	return sampler_frames_iseq_once(frame) || sampler_frames_transient(frame);
+}
+
 /*
  * What locates FRAME, whose own iseq is OWN (0: not known), for its file
  * and first line: the frame, except for a block of code a string

@@ -274,8 +274,8 @@ sampler_capture_wb(struct sampler_thread *td, int depth)
 		td->wb_frames[k] = td->stack[j];
 		td->wb_owns[k] = td->own[j];
 		td->wb_transient[k] = (uint16_t)((k > 0 ? td->wb_transient[k - 1] : 0) +
-		    (sampler_frames_transient(td->stack[j]) ||
-		    sampler_frames_transient(td->own[j])));
+		    (sampler_frames_once(td->stack[j]) ||
+		    sampler_frames_once(td->own[j])));
 	}
 	td->wb_depth = depth;
 	td->wb_gen = sampler.gc_gen;

@@ -633,6 +633,10 @@ const void *sampler_frames_callee(const void *cfp);
 VALUE sampler_frames_name(VALUE frame, VALUE own, int *clause);
 /* Whether FRAME is an iseq of code compiled at run time (no real path). */
 int sampler_frames_transient(VALUE frame);
+/* Whether FRAME is code that runs once: that, a file's top, a class body. */
+int sampler_frames_once(VALUE frame);
+/* Whether ISEQ is a file's top, a class body, a block in one, an eval's top. */
+int sampler_frames_iseq_once(VALUE iseq);
 /* What locates FRAME (own iseq OWN): its file and first line. */
 VALUE sampler_frames_where(VALUE frame, VALUE own);
 

@@ -1,20 +1,26 @@
 /*
- * sampler-resolved.c: frames of code compiled at run time, named early
- * so that the profile does not keep that code alive.
+ * sampler-resolved.c: frames of code that runs once (compiled at run
+ * time, a file's top, a class body), named early so that the profile does
+ * not keep that code alive.
  *
  * A frame is a VALUE (an iseq or a method entry), marked for as long as
  * a buffer or the frame table holds it, and named only when a profile
- * is built.  For code loaded from files that costs nothing: the code
- * lives as long as the program.  Code compiled from a string (eval,
+ * is built.  For a method's code that costs nothing: the code lives as
+ * long as the program.  Code compiled from a string (eval,
  * instance_eval, ERB#result, RubyVM::InstructionSequence.compile) is
  * garbage once it has run, but a sampled frame of it stayed alive to the
  * end with everything it refers to, and each new compile was a new frame
  * and new stacks: a program that renders an ERB template per request
  * grew by about 1.5 MB a second at 1000 Hz, and its GC marked all of it.
  *
+ * The top of a file required and its class and module bodies run once
+ * too: a program that loads thousands of files had a frame of each that
+ * its boot's samples saw kept to the end.
+ *
  * So such a frame (an iseq with no real path, which is what Ruby gives
  * code that did not come from a file; or a method's frame whose own iseq
- * is one, a block of an eval run in the method) is named by the job, with
+ * is one, a block of an eval run in the method; or a file's top or a
+ * class body: sampler_frames_once) is named by the job, with
  * the GVL, soon after it is sampled: its name, file, first line and
  * whether it is a rescue or ensure clause are interned here as C strings,
  * and the sample's frame becomes SAMPLER_FRAME_RESOLVED(k), a word no
@@ -43,9 +49,9 @@
 /* The most frames named here; past it, frames are kept as before. */
 #define SAMPLER_RESOLVED_MAX	(1 << 20)
 
-/* The cache is emptied once this many GC steps have begun since it
- * last was. */
-#define SAMPLER_RESOLVE_GCS	32
+/* The cache is emptied, at the marking of a GC, once this many GCs have
+ * begun since it last was. */
+#define SAMPLER_RESOLVE_GCS	4
 
 /* The most frames one job names. */
 #define SAMPLER_RESOLVE_BATCH	64
@@ -61,7 +67,7 @@ static struct {
 	uint32_t *buckets;	/* entry index + 1; 0 is empty */
 	size_t nbuckets;
 	struct sampler_resolve_entry cache[SAMPLER_RESOLVE_CACHE];
-	uint64_t cache_gen;	/* sampler.gc_gen when the cache was emptied */
+	size_t cache_gcs;	/* rb_gc_count() when the cache was emptied */
 } sampler_resolved;
 
 /* The FNV-1a hash of the LEN bytes at P, on from H. */
@@ -217,7 +223,7 @@ static int
 sampler_resolve_wanted(VALUE f, VALUE own)
 {
 	return !SAMPLER_FRAME_PSEUDO(f) &&
-	    (sampler_frames_transient(f) || sampler_frames_transient(own));
+	    (sampler_frames_once(f) || sampler_frames_once(own));
 }
 
 /*
@@ -235,10 +241,6 @@ sampler_resolve_frame(VALUE frame, VALUE own)
 		return 0;
 	if ((id = sampler_resolve_cached(frame, own)) != 0)
 		return id;
-	if (sampler.gc_gen - sampler_resolved.cache_gen >= SAMPLER_RESOLVE_GCS) {
-		memset(sampler_resolved.cache, 0, sizeof sampler_resolved.cache);
-		sampler_resolved.cache_gen = sampler.gc_gen;
-	}
 	return sampler_resolve_one(frame, own);
 }
 
@@ -300,13 +302,6 @@ sampler_resolve_pending(void)
 	uint64_t gen;
 	int active, d, full = 0;
 
-	/* Let go of the frames cached before the last GCs began: the cache
-	 * keeps what it holds alive, and code compiled from strings is
-	 * mostly garbage soon (what is not is named again, once). */
-	if (sampler.gc_gen - sampler_resolved.cache_gen >= SAMPLER_RESOLVE_GCS) {
-		memset(sampler_resolved.cache, 0, sizeof sampler_resolved.cache);
-		sampler_resolved.cache_gen = sampler.gc_gen;
-	}
 	pthread_mutex_lock(&sampler.lock);
 	active = atomic_load(&sampler.active);
 	b = &sampler.buffers[active];
@@ -383,12 +378,24 @@ sampler_resolve_pending(void)
 	pthread_mutex_unlock(&sampler.lock);
 }
 
-/* Mark the frames cached (the GC's mark function, with the GVL). */
+/*
+ * Mark the frames cached (the GC's mark function, with the GVL), or let
+ * them all go once SAMPLER_RESOLVE_GCS GCs have begun since the cache was
+ * last emptied: it keeps what it holds alive, and the code it names is
+ * garbage soon (what is not is named again, once).  Emptied here, not by
+ * the job, it lets go even when no sample names anything again: after a
+ * boot that loaded a program's files, or a burst of evals.
+ */
 void
 sampler_resolved_mark(void)
 {
-	size_t i;
+	size_t i, gcs = rb_gc_count();
 
+	if (gcs - sampler_resolved.cache_gcs >= SAMPLER_RESOLVE_GCS) {
+		memset(sampler_resolved.cache, 0, sizeof sampler_resolved.cache);
+		sampler_resolved.cache_gcs = gcs;
+		return;
+	}
 	for (i = 0; i < SAMPLER_RESOLVE_CACHE; i++) {
 		if (sampler_resolved.cache[i].frame != 0) {
 			rb_gc_mark_locations(&sampler_resolved.cache[i].frame,

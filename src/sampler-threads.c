@@ -223,15 +223,31 @@ sampler_reset_baselines(void)
 	}
 }
 
-/* Mark every frame VALUE we hold (pinning them: we keep raw VALUEs). */
+/* How often (in GCs begun) the threads' caches of frames seen let go of
+ * code that ran once (see sampler_mark). */
+#define SAMPLER_SEEN_GCS	4
+
+/*
+ * Mark every frame VALUE we hold (pinning them: we keep raw VALUEs).
+ * The threads' caches of frames seen (sampler_tick_seen) keep an entry
+ * until another takes its slot, so they held the top of whichever file
+ * a boot's last samples saw, with every class body and block in it (300
+ * dead iseqs after rubygems' boot, in one run of two): every
+ * SAMPLER_SEEN_GCS GCs their entries for code that runs once are let go
+ * instead of marked.
+ */
 static void
 sampler_mark(void *ptr)
 {
+	static size_t seen_gcs;
 	struct sampler_thread *td;
-	int i;
+	size_t gcs = rb_gc_count();
+	int i, stale = gcs - seen_gcs >= SAMPLER_SEEN_GCS;
 
 	if (!sampler.started || sampler.forked)
 		return;
+	if (stale)
+		seen_gcs = gcs;
 	pthread_mutex_lock(&sampler.lock);
 	pthread_mutex_lock(&sampler.table_mutex);
 	for (i = 0; i < 2; i++) {
@@ -256,6 +272,12 @@ sampler_mark(void *ptr)
 			rb_gc_mark_locations(td->own, td->own + td->depth);
 		}
 		for (i = 0; i < SAMPLER_SEEN; i++) {
+			if (stale && td->seen[i].own != 0 &&
+			    sampler_frames_iseq_once(td->seen[i].own))
+				memset(&td->seen[i], 0, sizeof td->seen[i]);
+			if (stale && td->seen_c[i].site != NULL &&
+			    sampler_frames_iseq_once(td->seen_c[i].caller))
+				memset(&td->seen_c[i], 0, sizeof td->seen_c[i]);
 			if (td->seen[i].own != 0) {
 				rb_gc_mark_locations(&td->seen[i].own, &td->seen[i].own + 1);
 				rb_gc_mark_locations(&td->seen[i].frame, &td->seen[i].frame + 1);
