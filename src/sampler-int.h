@@ -541,7 +541,7 @@ sampler_wb(VALUE v)
 		rb_gc_writebarrier(sampler.wrapper, v);
 }
 
-/* sampler-resolved.c: frames of code compiled at run time, named early */
+/* sampler-resolved.c: frames of code that runs once, named early */
 struct sampler_resolved {
 	char *name, *file;
 	int64_t first;		/* its first line */
@@ -550,7 +550,7 @@ struct sampler_resolved {
 };
 /* In the job: name the active buffer's frames of run-time compiled code. */
 void sampler_resolve_pending(void);
-/* FRAME (own OWN) named, if of run-time compiled code; else 0. */
+/* FRAME (own OWN) named, if of code that runs once; else 0. */
 VALUE sampler_resolve_frame(VALUE frame, VALUE own);
 /* What resolved frame F (SAMPLER_FRAME_IS_RESOLVED) is named, or NULL. */
 const struct sampler_resolved *sampler_resolved_get(VALUE f);

@@ -228,8 +228,8 @@ sampler_resolve_wanted(VALUE f, VALUE own)
 
 /*
  * FRAME (own iseq OWN) of an allocation sample, named here when it is of
- * code compiled at run time: its resolved frame, or 0 (not such a frame,
- * or the table is full).  With the GVL, not holding the sampler's lock:
+ * code that runs once (sampler_frames_once): its resolved frame, or 0
+ * (not such a frame, or the table is full).  With the GVL, not holding the sampler's lock:
  * naming allocates, and an allocation may be sampled meanwhile.
  */
 VALUE
