@@ -405,19 +405,16 @@ sampler_frames_is_iseq(VALUE frame)
  * method an eval defined: the method keeps its code alive anyway.  Reads
  * only; may run in a GC hook.
  */
+static int sampler_frames_prefixed(VALUE str, const char *prefix);
+
 int
 sampler_frames_transient(VALUE frame)
 {
-	static const char builtin[] = "<internal:";
-	VALUE path;
-
 	if (RB_SPECIAL_CONST_P(frame) || RB_BUILTIN_TYPE(frame) != RUBY_T_IMEMO ||
 	    ((RBASIC(frame)->flags >> RUBY_FL_USHIFT) & SAMPLER_FRAMES_IMEMO_MASK) !=
 	    SAMPLER_FRAMES_IMEMO_ISEQ || !NIL_P(rb_profile_frame_absolute_path(frame)))
 		return 0;
-	path = rb_profile_frame_path(frame);
-	return !RB_TYPE_P(path, T_STRING) || RSTRING_LEN(path) < (long)sizeof builtin - 1 ||
-	    memcmp(RSTRING_PTR(path), builtin, sizeof builtin - 1) != 0;
+	return !sampler_frames_prefixed(rb_profile_frame_path(frame), "<internal:");
 }
 
 /* The types of iseq (vm_core.h, enum rb_iseq_type, 3.3 and 3.4) of a
@@ -429,8 +426,6 @@ sampler_frames_transient(VALUE frame)
 #define SAMPLER_FRAMES_ISEQ_EVAL	6
 
 #if SAMPLER_FRAMES_MIRROR
-static int sampler_frames_prefixed(VALUE str, const char *prefix);
-
 /* Whether BASE, the base label of a block's iseq, says the block is in
  * a required file's top or a class or module body. */
 static int

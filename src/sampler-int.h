@@ -554,7 +554,8 @@ void sampler_resolve_pending(void);
 VALUE sampler_resolve_frame(VALUE frame, VALUE own);
 /* What resolved frame F (SAMPLER_FRAME_IS_RESOLVED) is named, or NULL. */
 const struct sampler_resolved *sampler_resolved_get(VALUE f);
-void sampler_resolved_mark(void);
+/* Mark the frames cached, or (LET_GO) empty the cache instead. */
+void sampler_resolved_mark(int let_go);
 void sampler_resolved_release(void);
 
 /* sampler-tick.c: the frame the GVL holder was in at each tick */

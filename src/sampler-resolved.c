@@ -49,10 +49,6 @@
 /* The most frames named here; past it, frames are kept as before. */
 #define SAMPLER_RESOLVED_MAX	(1 << 20)
 
-/* The cache is emptied, at the marking of a GC, once this many GCs have
- * begun since it last was. */
-#define SAMPLER_RESOLVE_GCS	4
-
 /* The most frames one job names. */
 #define SAMPLER_RESOLVE_BATCH	64
 
@@ -67,7 +63,6 @@ static struct {
 	uint32_t *buckets;	/* entry index + 1; 0 is empty */
 	size_t nbuckets;
 	struct sampler_resolve_entry cache[SAMPLER_RESOLVE_CACHE];
-	size_t cache_gcs;	/* rb_gc_count() when the cache was emptied */
 } sampler_resolved;
 
 /* The FNV-1a hash of the LEN bytes at P, on from H. */
@@ -379,21 +374,20 @@ sampler_resolve_pending(void)
 }
 
 /*
- * Mark the frames cached (the GC's mark function, with the GVL), or let
- * them all go once SAMPLER_RESOLVE_GCS GCs have begun since the cache was
- * last emptied: it keeps what it holds alive, and the code it names is
- * garbage soon (what is not is named again, once).  Emptied here, not by
- * the job, it lets go even when no sample names anything again: after a
- * boot that loaded a program's files, or a burst of evals.
+ * Mark the frames cached (the GC's mark function, with the GVL), or, when
+ * LET_GO (every few GCs, sampler_mark), let them all go: the cache keeps
+ * what it holds alive, and the code it names is garbage soon (what is not
+ * is named again, once).  Emptied here, not by the job, it lets go even
+ * when no sample names anything again: after a boot that loaded a
+ * program's files, or a burst of evals.
  */
 void
-sampler_resolved_mark(void)
+sampler_resolved_mark(int let_go)
 {
-	size_t i, gcs = rb_gc_count();
+	size_t i;
 
-	if (gcs - sampler_resolved.cache_gcs >= SAMPLER_RESOLVE_GCS) {
+	if (let_go) {
 		memset(sampler_resolved.cache, 0, sizeof sampler_resolved.cache);
-		sampler_resolved.cache_gcs = gcs;
 		return;
 	}
 	for (i = 0; i < SAMPLER_RESOLVE_CACHE; i++) {

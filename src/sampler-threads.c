@@ -223,31 +223,32 @@ sampler_reset_baselines(void)
 	}
 }
 
-/* How often (in GCs begun) the threads' caches of frames seen let go of
- * code that ran once (see sampler_mark). */
-#define SAMPLER_SEEN_GCS	4
+/* How often (in GCs begun) the caches of frames named and seen let go
+ * of code that ran once (see sampler_mark). */
+#define SAMPLER_CACHE_GCS	4
 
 /*
  * Mark every frame VALUE we hold (pinning them: we keep raw VALUEs).
- * The threads' caches of frames seen (sampler_tick_seen) keep an entry
- * until another takes its slot, so they held the top of whichever file
- * a boot's last samples saw, with every class body and block in it (300
+ * The caches of frames named early (sampler-resolved.c) and the threads'
+ * caches of frames seen (sampler_tick_seen) keep an entry until another
+ * takes its slot, so the seen caches held the top of whichever file a
+ * boot's last samples saw, with every class body and block in it (300
  * dead iseqs after rubygems' boot, in one run of two): every
- * SAMPLER_SEEN_GCS GCs their entries for code that runs once are let go
- * instead of marked.
+ * SAMPLER_CACHE_GCS GCs the cache of names is emptied, and the seen
+ * caches' entries for code that runs once are let go, instead of marked.
  */
 static void
 sampler_mark(void *ptr)
 {
-	static size_t seen_gcs;
+	static size_t let_go_at;
 	struct sampler_thread *td;
 	size_t gcs = rb_gc_count();
-	int i, stale = gcs - seen_gcs >= SAMPLER_SEEN_GCS;
+	int i, stale = gcs - let_go_at >= SAMPLER_CACHE_GCS;
 
 	if (!sampler.started || sampler.forked)
 		return;
 	if (stale)
-		seen_gcs = gcs;
+		let_go_at = gcs;
 	pthread_mutex_lock(&sampler.lock);
 	pthread_mutex_lock(&sampler.table_mutex);
 	for (i = 0; i < 2; i++) {
@@ -265,7 +266,7 @@ sampler_mark(void *ptr)
 		    (const VALUE *)sampler.frames.owns + sampler.frames.count);
 	}
 	pthread_mutex_unlock(&sampler.table_mutex);
-	sampler_resolved_mark();
+	sampler_resolved_mark(stale);
 	for (td = sampler.threads; td != NULL; td = td->next) {
 		if (td->depth > 0) {
 			rb_gc_mark_locations(td->stack, td->stack + td->depth);
