@@ -554,8 +554,10 @@ void sampler_resolve_pending(void);
 VALUE sampler_resolve_frame(VALUE frame, VALUE own);
 /* What resolved frame F (SAMPLER_FRAME_IS_RESOLVED) is named, or NULL. */
 const struct sampler_resolved *sampler_resolved_get(VALUE f);
-/* Mark the frames cached, or (LET_GO) empty the cache instead. */
-void sampler_resolved_mark(int let_go);
+/* In a GC's marking: FRAME (own OWN) is on a thread's last stack. */
+void sampler_resolved_keep(VALUE frame, VALUE own);
+/* Then: mark the frames cached that are in use, let go of the rest. */
+void sampler_resolved_mark(void);
 void sampler_resolved_release(void);
 
 /* sampler-tick.c: the frame the GVL holder was in at each tick */

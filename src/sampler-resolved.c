@@ -52,10 +52,16 @@
 /* The most frames one job names. */
 #define SAMPLER_RESOLVE_BATCH	64
 
-/* A frame and its own iseq, with what it was named (a resolved frame). */
+/* A frame and its own iseq, with what it was named (a resolved frame),
+ * and how it was used since the last GC (SAMPLER_RESOLVE_*). */
 struct sampler_resolve_entry {
 	VALUE frame, own, id;
+	int used;
 };
+
+#define SAMPLER_RESOLVE_IDLE	0	/* not looked up since */
+#define SAMPLER_RESOLVE_USED	1	/* looked up or added since */
+#define SAMPLER_RESOLVE_LIVE	2	/* on a thread's last stack at this GC */
 
 static struct {
 	struct sampler_resolved *entries;
@@ -172,7 +178,10 @@ sampler_resolve_cached(VALUE frame, VALUE own)
 {
 	struct sampler_resolve_entry *c = sampler_resolve_slot(frame, own);
 
-	return c->frame == frame && c->own == own ? c->id : 0;
+	if (c->frame != frame || c->own != own)
+		return 0;
+	c->used = SAMPLER_RESOLVE_USED;
+	return c->id;
 }
 
 /* Name FRAME (own iseq OWN) and cache it (with the GVL; may allocate);
@@ -210,6 +219,7 @@ sampler_resolve_one(VALUE frame, VALUE own)
 	c->frame = frame;
 	c->own = own;
 	c->id = SAMPLER_FRAME_RESOLVED(k);
+	c->used = SAMPLER_RESOLVE_USED;
 	return c->id;
 }
 
@@ -374,29 +384,51 @@ sampler_resolve_pending(void)
 }
 
 /*
- * Mark the frames cached (the GC's mark function, with the GVL), or, when
- * LET_GO (every few GCs, sampler_mark), let them all go: the cache keeps
- * what it holds alive, and the code it names is garbage soon (what is not
- * is named again, once).  Emptied here, not by the job, it lets go even
- * when no sample names anything again: after a boot that loaded a
- * program's files, or a burst of evals.
+ * The cache keeps what it holds alive, and most code it names is garbage
+ * soon, so the GC's mark function (sampler_mark, with the GVL) decides
+ * what it lets go of, not the job: the cache lets go even when no sample
+ * names anything again, after a boot that loaded a program's files or a
+ * burst of evals.  First FRAME (own iseq OWN), on a thread's last stack,
+ * is noted as in use.
  */
 void
-sampler_resolved_mark(int let_go)
+sampler_resolved_keep(VALUE frame, VALUE own)
+{
+	struct sampler_resolve_entry *c = sampler_resolve_slot(frame, own);
+
+	if (c->frame == frame && c->own == own && frame != 0)
+		c->used = SAMPLER_RESOLVE_LIVE;
+}
+
+/*
+ * In a GC's marking, after sampler_resolved_keep: let go of the cached
+ * frames of code that ran once and is not on a stack now (a file's top
+ * once it is loaded, an eval's code once it has run), and of every frame
+ * not looked up since the last GC; mark the rest.  Ruby frees such code
+ * at the GC that finds it gone, as it would without rperf: kept to a
+ * later GC, the boot's files grew the heap by four pages and cost a
+ * major GC's worth of page faults at 1000 Hz.  A method of eval'd code
+ * that is called on and on (a delegator from class_eval) stays cached.
+ */
+void
+sampler_resolved_mark(void)
 {
 	size_t i;
 
-	if (let_go) {
-		memset(sampler_resolved.cache, 0, sizeof sampler_resolved.cache);
-		return;
-	}
 	for (i = 0; i < SAMPLER_RESOLVE_CACHE; i++) {
-		if (sampler_resolved.cache[i].frame != 0) {
-			rb_gc_mark_locations(&sampler_resolved.cache[i].frame,
-			    &sampler_resolved.cache[i].frame + 1);
-			rb_gc_mark_locations(&sampler_resolved.cache[i].own,
-			    &sampler_resolved.cache[i].own + 1);
+		struct sampler_resolve_entry *c = &sampler_resolved.cache[i];
+
+		if (c->frame == 0)
+			continue;
+		if (c->used == SAMPLER_RESOLVE_IDLE ||
+		    (c->used == SAMPLER_RESOLVE_USED &&
+		    (sampler_frames_iseq_once(c->frame) || sampler_frames_iseq_once(c->own)))) {
+			memset(c, 0, sizeof *c);
+			continue;
 		}
+		c->used = SAMPLER_RESOLVE_IDLE;
+		rb_gc_mark_locations(&c->frame, &c->frame + 1);
+		rb_gc_mark_locations(&c->own, &c->own + 1);
 	}
 }
 

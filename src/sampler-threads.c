@@ -223,32 +223,48 @@ sampler_reset_baselines(void)
 	}
 }
 
-/* How often (in GCs begun) the caches of frames named and seen let go
- * of code that ran once (see sampler_mark). */
-#define SAMPLER_CACHE_GCS	4
+/* Whether OWN is the own iseq of a frame of TD's last stack. */
+static int
+sampler_on_stack(const struct sampler_thread *td, VALUE own)
+{
+	int j;
+
+	for (j = 0; j < td->depth; j++) {
+		if (td->own[j] == own)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Whether TD's cache entry for code of own iseq OWN (0: none) is let go
+ * at this GC: code that runs once (a file's top, a class body, an eval)
+ * and is not on TD's last stack has returned, and the entry alone would
+ * keep it, with every body and block in it.
+ */
+static int
+sampler_seen_gone(const struct sampler_thread *td, VALUE own)
+{
+	return own != 0 && sampler_frames_iseq_once(own) && !sampler_on_stack(td, own);
+}
 
 /*
  * Mark every frame VALUE we hold (pinning them: we keep raw VALUEs).
- * The caches of frames named early (sampler-resolved.c) and the threads'
+ * The cache of frames named early (sampler-resolved.c) and the threads'
  * caches of frames seen (sampler_tick_seen) keep an entry until another
- * takes its slot, so the seen caches held the top of whichever file a
- * boot's last samples saw, with every class body and block in it (300
- * dead iseqs after rubygems' boot, in one run of two): every
- * SAMPLER_CACHE_GCS GCs the cache of names is emptied, and the seen
- * caches' entries for code that runs once are let go, instead of marked.
+ * takes its slot: at every GC they let go of the code that runs once and
+ * has returned, as Ruby would free it (the seen caches held the top of
+ * whichever file a boot's last samples saw, with every class body and
+ * block in it; kept to a later GC, such code grew the boot's heap).
  */
 static void
 sampler_mark(void *ptr)
 {
-	static size_t let_go_at;
 	struct sampler_thread *td;
-	size_t gcs = rb_gc_count();
-	int i, stale = gcs - let_go_at >= SAMPLER_CACHE_GCS;
+	int i, j;
 
 	if (!sampler.started || sampler.forked)
 		return;
-	if (stale)
-		let_go_at = gcs;
 	pthread_mutex_lock(&sampler.lock);
 	pthread_mutex_lock(&sampler.table_mutex);
 	for (i = 0; i < 2; i++) {
@@ -266,18 +282,20 @@ sampler_mark(void *ptr)
 		    (const VALUE *)sampler.frames.owns + sampler.frames.count);
 	}
 	pthread_mutex_unlock(&sampler.table_mutex);
-	sampler_resolved_mark(stale);
+	for (td = sampler.threads; td != NULL; td = td->next) {
+		for (j = 0; j < td->depth; j++)
+			sampler_resolved_keep(td->stack[j], td->own[j]);
+	}
+	sampler_resolved_mark();
 	for (td = sampler.threads; td != NULL; td = td->next) {
 		if (td->depth > 0) {
 			rb_gc_mark_locations(td->stack, td->stack + td->depth);
 			rb_gc_mark_locations(td->own, td->own + td->depth);
 		}
 		for (i = 0; i < SAMPLER_SEEN; i++) {
-			if (stale && td->seen[i].own != 0 &&
-			    sampler_frames_iseq_once(td->seen[i].own))
+			if (sampler_seen_gone(td, td->seen[i].own))
 				memset(&td->seen[i], 0, sizeof td->seen[i]);
-			if (stale && td->seen_c[i].site != NULL &&
-			    sampler_frames_iseq_once(td->seen_c[i].caller))
+			if (td->seen_c[i].site != NULL && sampler_seen_gone(td, td->seen_c[i].caller))
 				memset(&td->seen_c[i], 0, sizeof td->seen_c[i]);
 			if (td->seen[i].own != 0) {
 				rb_gc_mark_locations(&td->seen[i].own, &td->seen[i].own + 1);

@@ -84,4 +84,18 @@ test_expect_success 'nor are the tops and class bodies of files loaded' '
 	test_grep "<class:LoadChurn[0-9]*>" busy.folded
 '
 
+# Let go at the first GC that finds them gone, as Ruby frees them: kept
+# to a later one (every fourth GC), the tops a boot loaded grew its heap
+# by four pages at 1000 Hz, with a major GC's worth of page faults.
+test_expect_success 'and they are let go at the first GC after' '
+	"$RPERF" record -q -F 1 -o idle1.data "$FIXTURES/load_churn.rb" "$PWD/lib" idle1.txt 1 &&
+	for i in 1 2 3; do
+		"$RPERF" record -q -F 5000 -o busy1.data "$FIXTURES/load_churn.rb" \
+			"$PWD/lib" busy1.txt 1 &&
+		idle=$(field iseqs idle1.txt) && busy=$(field iseqs busy1.txt) &&
+		echo "iseqs alive after one GC: $idle with no sample, $busy at 5000 Hz" &&
+		test $((busy - idle)) -lt 100 || return 1
+	done
+'
+
 test_done
