@@ -202,8 +202,14 @@ sampler_record_of(const struct sampler_of *o, int64_t weight, int state, int64_t
 	s->label_set = o->label_set;
 	s->capture = o->capture;
 	s->transient = o->transient > 0 && sampler_record_marks(o, b->marks + b->nframes, depth, n);
-	if (s->transient)
+	if (s->transient) {
 		atomic_fetch_add_explicit(&b->pending, 1, memory_order_relaxed);
+		/* Named soon, not at the next tick (a second away at -F 1):
+		 * until then the sample keeps the code alive, and a GC's
+		 * sample cannot name it in the GC. */
+		if (!sampler.in_job && !atomic_exchange(&sampler.pending_resolve, 1))
+			rb_postponed_job_trigger(sampler.control_job);
+	}
 	s->state = state;
 	s->weight = weight;
 	s->time_ns = sampler.cfg.aggregate ? 0 :
@@ -573,6 +579,7 @@ sampler_job(void *arg)
 	if (atomic_load(&sampler.noting))
 		sampler_tick_holder(td->vm_thread, 1);
 	now = sampler_clock_self(td);
+	sampler.in_job = 1;
 	if (now > td->prev) {
 		if (sampler_job_capture(td)) {
 			sampler_bill_rest_as_seen(td, now);
@@ -592,6 +599,7 @@ sampler_job(void *arg)
 	if (atomic_load_explicit(&sampler.buffers[atomic_load(&sampler.active)].pending,
 	    memory_order_relaxed) > 0)
 		sampler_resolve_pending();
+	sampler.in_job = 0;
 	if (timed)
 		sampler.job_ns += (uint64_t)(util_mono_ns() - t0) * SAMPLER_JOB_TIMED;
 }

@@ -359,15 +359,22 @@ sampler_set_label_set(int id)
 }
 
 /* The control job (with the GVL): arm or disarm on --delay/--duration,
- * copy the tables for windows, and take the snapshot the control signal
- * asked for. */
+ * copy the tables for windows, take the snapshot the control signal
+ * asked for, and name the frames of samples the tick's job did not take. */
 static void
 sampler_control_job(void *arg)
 {
 	struct profile *p;
+	struct sampler_thread *td;
 
 	if (!sampler_running())
 		return;
+	if (atomic_exchange(&sampler.pending_resolve, 0) && atomic_load(&sampler.armed) &&
+	    !atomic_load(&sampler.building) && (td = sampler_thread_current()) != NULL &&
+	    td->ractor == 0 &&
+	    atomic_load_explicit(&sampler.buffers[atomic_load(&sampler.active)].pending,
+	    memory_order_relaxed) > 0)
+		sampler_resolve_pending();
 	if (atomic_exchange(&sampler.pending_arm, 0) && !atomic_load(&sampler.armed))
 		sampler_arm(1);
 	if (atomic_exchange(&sampler.pending_disarm, 0) && atomic_load(&sampler.armed))

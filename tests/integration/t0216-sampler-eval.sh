@@ -29,6 +29,17 @@ test_expect_success 'the compiled code it sampled is not kept alive' '
 	test $((end - half)) -lt 300
 '
 
+# The samples a GC takes (its marking and sweeping, billed to the stack
+# it interrupted) cannot name frames in the GC: they waited for the next
+# tick's job, and at -F 1 the code they held was kept a second or to the
+# end (some 400-600 internal objects more than at 2000 Hz here).
+test_expect_success 'nor at a rate of one sample a second' '
+	"$RPERF" record -q -F 1 -o slow.data "$FIXTURES/eval_churn.rb" slowout.txt 3 &&
+	fast=$(field imemo_end out.txt) && slow=$(field imemo_end slowout.txt) &&
+	echo "internal objects at the end: $fast at 2000 Hz, $slow at 1 Hz" &&
+	test $((slow - fast)) -lt 200
+'
+
 # caller_locations(0) in churn_work, root first, is a stack of the profile.
 test_expect_success 'the frames are named as the backtrace names them' '
 	sed -n "s/^frame \([^	]*\)	.*/\1/p" out.txt >labels &&
