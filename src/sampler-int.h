@@ -411,6 +411,11 @@ struct sampler {
 	pthread_mutex_t worker_mutex;
 	pthread_cond_t worker_cond;
 	int quit;
+	int worker_busy;		/* folding or probing, without worker_mutex */
+	/* Told to end, the worker may still take a timer signal already
+	 * queued: its handler then does nothing (ticks_off), and the stop
+	 * waits for one that began before (in_tick). */
+	atomic_int ticks_off, in_tick;
 	atomic_int swap_pending;	/* the standby buffer awaits the worker */
 	atomic_int active;		/* buffer the job writes */
 	struct sampler_buffer buffers[2];
@@ -500,8 +505,12 @@ void sampler_timer_set(int on);
 void sampler_timer_resume(void);
 /* Delete the timer, stop the worker, restore the signal handlers. */
 void sampler_timer_release(void);
-/* Stop the worker thread (noting its CPU time) and wait for it. */
+/* Tell the worker thread to end (noting its CPU time), once it is out
+ * of the tables; it is joined later (sampler_worker_reap). */
 void sampler_worker_quit(void);
+/* Join a worker told to end (before a new start), or, in a forked child,
+ * where it does not exist, forget it. */
+void sampler_worker_reap(int forked);
 /* Wait until the worker has folded any buffer handed to it. */
 void sampler_wait_worker(void);
 /* Fold both buffers into the tables (the worker is idle or gone). */

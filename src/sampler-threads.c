@@ -368,6 +368,7 @@ sampler_atfork_parent(void)
 static void
 sampler_atfork_child(void)
 {
+	sampler_worker_reap(1);	/* a worker told to end is not in the child */
 	if (!sampler.started)
 		return;
 	sampler.forked = 1;

@@ -103,6 +103,7 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "the sampler is already running");
 		return -1;
 	}
+	sampler_worker_reap(0);		/* its lock and condition are about to go */
 	memset(&sampler, 0, sizeof sampler);
 	sampler.cfg = *cfg;
 	sampler.wrapper = Qfalse;
