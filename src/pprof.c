@@ -55,6 +55,7 @@ struct pprof_out {
 	FILE *fp;
 	int failed;		/* 0, or an errno-like code */
 	const char *zerr;	/* zlib's message when it failed */
+	int started;		/* deflateInit2 was called */
 	size_t nin;
 	unsigned char in[32768];
 	unsigned char buf[65536];
@@ -105,6 +106,36 @@ pprof_out_flush(struct pprof_out *o)
 	o->zs.avail_out = sizeof o->buf;
 }
 
+/*
+ * Start the deflate stream for a profile of TOTAL bytes (0: not known,
+ * more than `in` holds).  The fastest level, as Go's own profile writer
+ * uses: a profile is written at the end of the run the user is waiting
+ * for.  A profile that fits in `in` gets a window and hash no larger
+ * than it needs: zlib's full ones are some 256 KiB, mostly first touched
+ * here, and a page fault is dear on a virtual machine (writing a short
+ * script's 5 KiB profile made some 25 of them).  The output is gzip
+ * either way.
+ */
+static void
+pprof_out_start(struct pprof_out *o, size_t total)
+{
+	int wbits = MAX_WBITS, mem = 8;
+
+	if (total != 0) {
+		for (wbits = 9; wbits < MAX_WBITS && ((size_t)1 << wbits) < total; wbits++)
+			;
+		mem = wbits - 7 < 1 ? 1 : wbits - 7;
+	}
+	o->started = 1;
+	if (deflateInit2(&o->zs, Z_BEST_SPEED, Z_DEFLATED, 16 + wbits, mem,
+	    Z_DEFAULT_STRATEGY) != Z_OK) {
+		o->failed = ENOMEM;
+		o->zerr = o->zs.msg != NULL ? o->zs.msg : "zlib could not start";
+	}
+	o->zs.next_out = o->buf;
+	o->zs.avail_out = sizeof o->buf;
+}
+
 /* Feed LEN bytes (or, with FLUSH == Z_FINISH, the end) through deflate. */
 static void
 pprof_out_deflate(struct pprof_out *o, const uint8_t *data, size_t len,
@@ -112,6 +143,10 @@ pprof_out_deflate(struct pprof_out *o, const uint8_t *data, size_t len,
 {
 	int rc;
 
+	if (!o->started)
+		pprof_out_start(o, flush == Z_FINISH ? len + 1 : 0);
+	if (o->failed != 0)
+		return;
 	o->zs.next_in = (Bytef *)(uintptr_t)data;
 	o->zs.avail_in = (uInt)len;
 	for (;;) {
@@ -133,12 +168,13 @@ pprof_out_deflate(struct pprof_out *o, const uint8_t *data, size_t len,
 		pprof_out_flush(o);
 }
 
-/* Compress what was gathered in O->in. */
+/* Compress what was gathered in O->in; with FLUSH == Z_FINISH, and the
+ * end of the stream. */
 static void
-pprof_out_drain(struct pprof_out *o)
+pprof_out_drain(struct pprof_out *o, int flush)
 {
-	if (o->nin != 0 && o->failed == 0)
-		pprof_out_deflate(o, o->in, o->nin, Z_NO_FLUSH);
+	if ((o->nin != 0 || flush == Z_FINISH) && o->failed == 0)
+		pprof_out_deflate(o, o->in, o->nin, flush);
 	o->nin = 0;
 }
 
@@ -155,7 +191,7 @@ pprof_out_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
 		o->nin += len;
 		return;
 	}
-	pprof_out_drain(o);
+	pprof_out_drain(o, Z_NO_FLUSH);
 	if (len <= sizeof o->in) {
 		memcpy(o->in, data, len);
 		o->nin = len;
@@ -271,23 +307,12 @@ pprof_write(const struct profile *p, FILE *fp, char *err, size_t errlen)
 	o = xcalloc(1, sizeof *o);
 	o->base.append = pprof_out_append;
 	o->fp = fp;
-	/* The fastest level, as Go's own profile writer uses: a profile is
-	 * written at the end of the run the user is waiting for. */
-	if (deflateInit2(&o->zs, Z_BEST_SPEED, Z_DEFLATED,
-	    16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-		error_set(err, errlen, "cannot start compression");
-		free(o);
-		goto out;
-	}
-	o->zs.next_out = o->buf;
-	o->zs.avail_out = sizeof o->buf;
 	perftools__profiles__profile__pack_to_buffer(&head, &o->base);
 	pprof_samples_pack(p, &o->base);
 	perftools__profiles__profile__pack_to_buffer(&m, &o->base);
-	pprof_out_drain(o);
-	if (o->failed == 0)
-		pprof_out_deflate(o, NULL, 0, Z_FINISH);
-	deflateEnd(&o->zs);
+	pprof_out_drain(o, Z_FINISH);
+	if (o->started)
+		deflateEnd(&o->zs);
 	if (o->failed == 0 && fflush(fp) != 0)
 		o->failed = errno ? errno : EIO;
 	if (o->failed == 0 && ferror(fp))
@@ -301,7 +326,6 @@ pprof_write(const struct profile *p, FILE *fp, char *err, size_t errlen)
 	if (o->failed != 0)
 		errno = o->failed;
 	free(o);
-out:
 	free(vt);
 	free(vtp);
 	free(fn);

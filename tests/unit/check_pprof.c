@@ -241,6 +241,51 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
+/* The deflate stream is sized to a profile that fits the writer's 32 KiB
+ * gathering buffer, and full-sized past it: profiles whose encoding ends
+ * short of, at and past that size (every sample count around it), and a
+ * few times it, gunzip with zlib itself and read back whole. */
+START_TEST(test_round_trip_sizes)
+{
+	static const char *const types[] = { "samples" };
+	static const char *const units[] = { "count" };
+	size_t n, i, len, below = 0, above = 0;
+
+	for (n = 1; n < 3000; n += n >= 500 && n < 800 ? 1 : 37) {
+		struct profile *p = profile_new(), *q;
+		char name[64], err[256] = "", why[256];
+		uint64_t loc;
+		int64_t v;
+		uint8_t *gz, *raw;
+		size_t rawlen;
+
+		profile_set_value_types(p, 1, types, units);
+		for (i = 0; i < n; i++) {
+			snprintf(name, sizeof name, "Klass%zu#method_%zu", i % 13, i);
+			loc = profile_location(p, profile_function(p, name, name,
+			    "lib/app.rb", (int64_t)i), (int64_t)i);
+			v = (int64_t)i + 1;
+			profile_add_sample(p, &loc, 1, &v, NULL, 0);
+		}
+		gz = encode(p, &len);
+		raw = zconvert(gz, len, &rawlen, 0);
+		if (rawlen <= 32768)
+			below++;
+		else
+			above++;
+		q = pprof_parse(gz, len, err, sizeof err);
+		ck_assert_msg(q != NULL, "%zu samples (%zu bytes): %s", n, rawlen, err);
+		ck_assert_msg(tu_profiles_equal(p, q, why, sizeof why), "%zu: %s", n, why);
+		profile_free(q);
+		profile_free(p);
+		free(raw);
+		free(gz);
+	}
+	ck_assert_uint_gt(below, 50);
+	ck_assert_uint_gt(above, 50);
+}
+END_TEST
+
 /* The samples are encoded by hand (pprof-samples.c): the bytes must be
  * protobuf-c's own for the same message.  protobuf-c reads them, and
  * packing what it read gives them back unchanged; samples that cross the
@@ -846,6 +891,7 @@ pprof_suite(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_round_trip_sizes);
 	tcase_add_test(tc, test_round_trip_raw_and_empty);
 	tcase_add_test(tc, test_samples_as_protobuf_c);
 	tcase_add_test(tc, test_go_profile);
