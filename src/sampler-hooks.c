@@ -207,7 +207,8 @@ sampler_record_of(const struct sampler_of *o, int64_t weight, int state, int64_t
 		/* Named soon, not at the next tick (a second away at -F 1):
 		 * until then the sample keeps the code alive, and a GC's
 		 * sample cannot name it in the GC. */
-		if (!sampler.in_job && !atomic_exchange(&sampler.pending_resolve, 1))
+		if (!atomic_load_explicit(&sampler.in_job, memory_order_relaxed) &&
+		    !atomic_exchange(&sampler.pending_resolve, 1))
 			rb_postponed_job_trigger(sampler.control_job);
 	}
 	s->state = state;
@@ -579,7 +580,7 @@ sampler_job(void *arg)
 	if (atomic_load(&sampler.noting))
 		sampler_tick_holder(td->vm_thread, 1);
 	now = sampler_clock_self(td);
-	sampler.in_job = 1;
+	atomic_store_explicit(&sampler.in_job, 1, memory_order_relaxed);
 	if (now > td->prev) {
 		if (sampler_job_capture(td)) {
 			sampler_bill_rest_as_seen(td, now);
@@ -599,7 +600,7 @@ sampler_job(void *arg)
 	if (atomic_load_explicit(&sampler.buffers[atomic_load(&sampler.active)].pending,
 	    memory_order_relaxed) > 0)
 		sampler_resolve_pending();
-	sampler.in_job = 0;
+	atomic_store_explicit(&sampler.in_job, 0, memory_order_relaxed);
 	if (timed)
 		sampler.job_ns += (uint64_t)(util_mono_ns() - t0) * SAMPLER_JOB_TIMED;
 }

@@ -358,7 +358,7 @@ struct sampler {
 	/* A sample the tick's job did not take (a GC's, a thread switch's,
 	 * the compile hook's) has frames to name (sampler_resolve_pending). */
 	atomic_int pending_resolve;
-	int in_job;			/* the tick's job is recording */
+	atomic_int in_job;		/* the tick's job is recording */
 	struct sigaction old_control_action;
 	int control_set;
 	int64_t sent_real_ns;		/* CLOCK_REALTIME of the last interval's end */

@@ -413,10 +413,10 @@ static int sampler_worker_ending_set;
  * waited for only until it is out of the tables and the clock probe,
  * where it works without worker_mutex, and out of a tick's handler;
  * after that it touches nothing but worker_mutex and worker_cond on its
- * way out (a timer signal still queued for it finds ticks_off).  Joining it at once cost
- * the end of every run two wake-ups across CPUs, 0.35-0.45 ms on the VMs
- * here (the worker woken on its CPU, then this thread by its exit), and
- * the profile is built meanwhile instead.
+ * way out (a timer signal still queued for it finds ticks_off).  Joining
+ * it at once cost the end of every run two wake-ups across CPUs,
+ * 0.35-0.45 ms on the VMs here (the worker woken on its CPU, then this
+ * thread by its exit); the profile is built meanwhile instead.
  */
 void
 sampler_worker_quit(void)
