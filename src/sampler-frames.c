@@ -395,6 +395,8 @@ sampler_frames_is_iseq(VALUE frame)
 }
 #endif
 
+static int sampler_frames_prefixed(VALUE str, const char *prefix);
+
 /*
  * Whether FRAME, an entry of rb_profile_frames (or a pseudo-frame), is
  * an iseq of code compiled at run time from a string: Ruby gives such
@@ -405,8 +407,6 @@ sampler_frames_is_iseq(VALUE frame)
  * method an eval defined: the method keeps its code alive anyway.  Reads
  * only; may run in a GC hook.
  */
-static int sampler_frames_prefixed(VALUE str, const char *prefix);
-
 int
 sampler_frames_transient(VALUE frame)
 {

@@ -597,9 +597,7 @@ sampler_job(void *arg)
 		if (!td->clock_open && td->slow_reads >= SAMPLER_FAST_CLOCK_READS)
 			sampler_thread_open_clock(td);
 	}
-	if (atomic_load_explicit(&sampler.buffers[atomic_load(&sampler.active)].pending,
-	    memory_order_relaxed) > 0)
-		sampler_resolve_pending();
+	sampler_resolve_pending();
 	atomic_store_explicit(&sampler.in_job, 0, memory_order_relaxed);
 	if (timed)
 		sampler.job_ns += (uint64_t)(util_mono_ns() - t0) * SAMPLER_JOB_TIMED;

@@ -292,7 +292,7 @@ sampler_resolve_sample(struct sampler_buffer *b, const struct sampler_sample *s,
 /*
  * The job (main Ractor, with the GVL, not holding the sampler's lock):
  * name the run-time compiled frames of the samples that have them in the
- * active buffer, and put their names in place.  A frame named lately is
+ * active buffer (a glance, when none has), and put their names in place.  A frame named lately is
  * in the cache: the samples with only such frames are done at once.  The
  * others' frames are named (at most SAMPLER_RESOLVE_BATCH of them a job;
  * the samples left with some are the next job's) without the lock, and
@@ -307,6 +307,9 @@ sampler_resolve_pending(void)
 	uint64_t gen;
 	int active, d, full = 0;
 
+	if (atomic_load_explicit(&sampler.buffers[atomic_load(&sampler.active)].pending,
+	    memory_order_relaxed) == 0)
+		return;
 	pthread_mutex_lock(&sampler.lock);
 	active = atomic_load(&sampler.active);
 	b = &sampler.buffers[active];

@@ -366,15 +366,11 @@ static void
 sampler_control_job(void *arg)
 {
 	struct profile *p;
-	struct sampler_thread *td;
 
 	if (!sampler_running())
 		return;
 	if (atomic_exchange(&sampler.pending_resolve, 0) && atomic_load(&sampler.armed) &&
-	    !atomic_load(&sampler.building) && (td = sampler_thread_current()) != NULL &&
-	    td->ractor == 0 &&
-	    atomic_load_explicit(&sampler.buffers[atomic_load(&sampler.active)].pending,
-	    memory_order_relaxed) > 0)
+	    !atomic_load(&sampler.building) && sampler_thread_current()->ractor == 0)
 		sampler_resolve_pending();
 	if (atomic_exchange(&sampler.pending_arm, 0) && !atomic_load(&sampler.armed))
 		sampler_arm(1);
