@@ -90,8 +90,9 @@ struct sampler_frames_iseq {
  * line of the instruction at POS in ISEQ, as backtraces compute it. */
 unsigned int rb_iseq_line_no(const void *iseq, size_t pos);
 
-/* imemo_iseq, an iseq's imemo type (internal/imemo.h). */
+/* imemo_iseq, an iseq's imemo type, and imemo_ment (internal/imemo.h). */
 #define SAMPLER_FRAMES_IMEMO_ISEQ	7
+#define SAMPLER_FRAMES_IMEMO_MENT	6	/* a method entry */
 #define SAMPLER_FRAMES_IMEMO_MASK	0x0f
 
 /* The VM's record of THREAD if this Ruby's layout is the one mirrored
@@ -233,16 +234,63 @@ static struct {
 	const void *ec;
 	const VALUE *lo, *hi;		/* the VM stack */
 	uintptr_t cfp;
+	const VALUE *sp;		/* that frame's stack pointer */
 } sampler_frames_last;
+
+/* Values read around the last frame's stack pointer with the control
+ * frames (see sampler_frames_peek), most of them below it. */
+#define SAMPLER_FRAMES_VALUES		128
+#define SAMPLER_FRAMES_VALUES_BELOW	96
+
+/* The index of the method entry in a frame's environment data, below
+ * its environment pointer (VM_ENV_DATA_INDEX_ME_CREF). */
+#define SAMPLER_FRAMES_ENV_ME	(-2)
+
+/*
+ * The method entry of the C frame F, read at AT, when the values read
+ * with it did not hold it: the word its environment keeps it in, read
+ * with the frame again after it; 0 where the frame is not a C frame, or
+ * has changed meanwhile.  While the frame is the one read before, the
+ * word is its method entry (written before the frame is), alive while
+ * the frame runs.  Async-signal-safe.
+ */
+static VALUE
+sampler_frames_peek_me(const struct sampler_frames_cfp *at,
+    const struct sampler_frames_cfp *f)
+{
+	struct sampler_frames_cfp again;
+	VALUE me = 0;
+	const VALUE *slot = f->ep + SAMPLER_FRAMES_ENV_ME;
+
+	if (f->pc != NULL || f->ep == NULL || slot < sampler_frames_last.lo ||
+	    slot >= sampler_frames_last.hi)
+		return 0;
+	{
+		struct iovec local[2] = { { &me, sizeof me }, { &again, sizeof again } };
+		struct iovec remote[2] = { { (void *)slot, sizeof me },
+			{ (void *)at, sizeof again } };
+
+		if (sampler_frames_copyv(local, remote, 2) != 0)
+			return 0;
+	}
+	if (again.pc != NULL || again.ep != f->ep || again.self != f->self ||
+	    again.iseq != f->iseq || RB_SPECIAL_CONST_P(me))
+		return 0;
+	return me;
+}
 
 /*
  * The innermost control frame of the thread whose VM record is VM_THREAD
  * (current context) and the iseq words (0 for a C frame) of it and of its
  * caller, into *CFP, ISEQS[0] and ISEQS[1], its pc into *PC and its
- * caller's into *CALLER_PC: 1, 0 (nothing read that looks right), or -1
- * (the kernel will not let us read).  From another thread, without the
- * GVL, while the thread runs or ends: every word goes through the kernel,
- * and what it gives is a guess the job checks.
+ * caller's into *CALLER_PC, what tells it from a later frame in the
+ * same slot (its environment pointer and receiver) into IDENT, the iseq
+ * word (0: a C frame, or none) and environment pointer of the caller's
+ * caller into GRAND, and for a C frame its method entry (or 0) into
+ * *ME: 1, 0 (nothing read that looks right), or -1 (the kernel will not
+ * let us read).  From another thread, without the GVL, while the thread
+ * runs or ends: every word goes through the kernel, and what it gives is
+ * a guess the job checks.
  *
  * The frame must be the one the context's frame pointer showed: read a
  * moment later, its slot may hold a later call at the same depth (a C
@@ -251,19 +299,26 @@ static struct {
  * read in one call, head first: a slot keeps its frame after it returns
  * until another call takes it, so what the window holds at the frame
  * pointer is the frame it pointed to.  Outside the window the frames are
- * read after it, as a second best.  Async-signal-safe.
+ * read after it, as a second best.  A C method is often over within a
+ * few microseconds, the time of a second read: so the same call reads
+ * the values around the last frame's stack pointer too, where the method
+ * entry below a C frame's environment pointer usually is (written
+ * before the frame, so there when the frame pointer shows it).
+ * Async-signal-safe.
  */
 int
 sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VALUE **pc,
-    const VALUE **caller_pc)
+    const VALUE **caller_pc, uintptr_t ident[2], uintptr_t grand[2], VALUE *me)
 {
 #if SAMPLER_FRAMES_MIRROR
-	struct sampler_frames_cfp win[SAMPLER_FRAMES_WINDOW];
-	struct sampler_frames_cfp f[2];
+	struct sampler_frames_cfp win[SAMPLER_FRAMES_WINDOW], win2[SAMPLER_FRAMES_WINDOW];
+	struct sampler_frames_cfp f[3];
+	VALUE vals[SAMPLER_FRAMES_VALUES];
+	const VALUE *v0 = NULL, *slot;
 	struct sampler_frames_th th;
 	struct sampler_frames_ec ec;
 	const struct sampler_frames_cfp *w0 = NULL, *at;
-	int i, r, nwin = 0;
+	int i, r, nf, nwin = 0, nvals = 0;
 
 	if (sampler_frames_last.vm_thread == vm_thread && sampler_frames_last.ec != NULL) {
 		/* The window: below and a little above the last frame. */
@@ -276,23 +331,38 @@ sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VAL
 			nwin = SAMPLER_FRAMES_WINDOW;
 		if (nwin < 2)
 			nwin = 0;
+		/* And the values around the last frame's stack pointer, where
+		 * a C frame's method entry likely is. */
+		if (sampler_frames_last.sp != NULL) {
+			v0 = sampler_frames_last.sp - SAMPLER_FRAMES_VALUES_BELOW;
+			if (v0 < sampler_frames_last.lo)
+				v0 = sampler_frames_last.lo;
+			nvals = SAMPLER_FRAMES_VALUES;
+			if (v0 + nvals > (const VALUE *)w0)
+				nvals = (int)((const VALUE *)w0 - v0);
+			if (nvals < 0)
+				nvals = 0;
+		}
 	}
 	if (nwin > 0) {
 		/* The thread's context (a fiber switch changes it), its head,
-		 * the window. */
-		struct iovec local[3] = {
+		 * the window, the values, the window again (see below). */
+		struct iovec local[5] = {
 			{ &th.ec, sizeof th.ec }, { &ec, sizeof ec },
-			{ win, nwin * sizeof win[0] } };
-		struct iovec remote[3] = {
+			{ win, nwin * sizeof win[0] }, { vals, nvals * sizeof vals[0] },
+			{ win2, nwin * sizeof win2[0] } };
+		struct iovec remote[5] = {
 			{ &((struct sampler_frames_th *)vm_thread)->ec, sizeof th.ec },
 			{ (void *)sampler_frames_last.ec, sizeof ec },
-			{ (void *)w0, nwin * sizeof win[0] } };
+			{ (void *)w0, nwin * sizeof win[0] },
+			{ (void *)v0, nvals * sizeof vals[0] },
+			{ (void *)w0, nwin * sizeof win2[0] } };
 
-		r = sampler_frames_copyv(local, remote, 3);
+		r = sampler_frames_copyv(local, remote, nvals > 0 ? 5 : 3);
 		if (r < 0)
 			return -1;
 		if (r > 0 || th.ec != sampler_frames_last.ec)
-			nwin = 0;	/* another context, or gone: read afresh */
+			nwin = nvals = 0;	/* another context, or gone: read afresh */
 	}
 	if (nwin == 0) {
 		sampler_frames_last.vm_thread = NULL;
@@ -314,19 +384,44 @@ sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VAL
 	    ((uintptr_t)sampler_frames_last.hi - (uintptr_t)ec.cfp) % sizeof f[0] != 0)
 		return 0;
 	at = ec.cfp;
-	if (nwin > 0 && at >= w0 && at + 2 <= w0 + nwin) {
-		memcpy(f, &win[at - w0], sizeof f);
-	} else if ((r = sampler_frames_copy(f, at, sizeof f)) != 0) {
+	/* The frame, its caller and (unless the caller is the dummy's
+	 * callee) the caller's caller. */
+	nf = (const VALUE *)(at + 3) <= sampler_frames_last.hi ? 3 : 2;
+	memset(&f[2], 0, sizeof f[2]);
+	if (nwin > 0 && at >= w0 && at + nf <= w0 + nwin) {
+		memcpy(f, &win[at - w0], nf * sizeof f[0]);
+	} else if ((r = sampler_frames_copy(f, at, nf * sizeof f[0])) != 0) {
 		return -r;
 	}
 	sampler_frames_last.vm_thread = vm_thread;
 	sampler_frames_last.ec = th.ec;
 	sampler_frames_last.cfp = (uintptr_t)at;
+	sampler_frames_last.sp = f[0].sp;
 	*cfp = at;
 	*pc = f[0].pc;
 	*caller_pc = f[1].pc;
+	ident[0] = (uintptr_t)f[0].ep;
+	ident[1] = (uintptr_t)f[0].self;
+	grand[0] = f[2].pc != NULL ? (uintptr_t)f[2].iseq : 0;
+	grand[1] = (uintptr_t)f[2].ep;
 	for (i = 0; i < 2; i++)
 		iseqs[i] = f[i].pc != NULL ? f[i].iseq : 0;
+	/* A C frame's method entry: read with the frame, or else after.
+	 * The values are the frame's if its slot held it still when the
+	 * window was read again after them: the next C call from the same
+	 * caller takes the same slot and environment, but not (as a rule)
+	 * the same receiver. */
+	slot = f[0].ep + SAMPLER_FRAMES_ENV_ME;
+	if (f[0].pc == NULL && nvals > 0 && f[0].ep != NULL && slot >= v0 &&
+	    slot < v0 + nvals && at >= w0 && at < w0 + nwin) {
+		const struct sampler_frames_cfp *g = &win2[at - w0];
+
+		*me = g->pc == NULL && g->ep == f[0].ep && g->self == f[0].self &&
+		    g->iseq == f[0].iseq && !RB_SPECIAL_CONST_P(vals[slot - v0]) ?
+		    vals[slot - v0] : 0;
+	} else {
+		*me = sampler_frames_peek_me(at, &f[0]);
+	}
 	return 1;
 #else
 	(void)vm_thread;
@@ -334,6 +429,55 @@ sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VAL
 	(void)iseqs;
 	(void)pc;
 	(void)caller_pc;
+	(void)ident;
+	(void)grand;
+	(void)me;
+	return 0;
+#endif
+}
+
+/* Whether ME, a method entry sampler_frames_peek read and no GC step
+ * has run since (with the GVL), is one: an object of that kind. */
+int
+sampler_frames_is_me(VALUE me)
+{
+#if SAMPLER_FRAMES_MIRROR
+	return !RB_SPECIAL_CONST_P(me) && RB_BUILTIN_TYPE(me) == RUBY_T_IMEMO &&
+	    ((RBASIC(me)->flags >> RUBY_FL_USHIFT) & SAMPLER_FRAMES_IMEMO_MASK) ==
+	    SAMPLER_FRAMES_IMEMO_MENT;
+#else
+	(void)me;
+	return 0;
+#endif
+}
+
+/* Whether control frame CFP of the current thread (with the GVL) has
+ * environment pointer EP. */
+int
+sampler_frames_has_ep(const void *cfp, uintptr_t ep)
+{
+#if SAMPLER_FRAMES_MIRROR
+	return (uintptr_t)((const struct sampler_frames_cfp *)cfp)->ep == ep;
+#else
+	(void)cfp;
+	(void)ep;
+	return 0;
+#endif
+}
+
+/* Whether control frame CFP of the current thread (with the GVL) is the
+ * frame whose identity sampler_frames_peek gave as IDENT: the same
+ * environment and receiver. */
+int
+sampler_frames_is(const void *cfp, const uintptr_t ident[2])
+{
+#if SAMPLER_FRAMES_MIRROR
+	const struct sampler_frames_cfp *f = cfp;
+
+	return (uintptr_t)f->ep == ident[0] && (uintptr_t)f->self == ident[1];
+#else
+	(void)cfp;
+	(void)ident;
 	return 0;
 #endif
 }
@@ -504,14 +648,42 @@ sampler_frames_where(VALUE frame, VALUE own)
 	return sampler_frames_transient(own) ? own : frame;
 }
 
+#if SAMPLER_FRAMES_MIRROR
+/* The C frames between two Ruby frames whose places are kept. */
+#define SAMPLER_FRAMES_GAP	8
+
+/* The C entries of FRAMES from entry J up to the next Ruby one, given
+ * GAP C frames between the Ruby frames around them, the first of them
+ * in GAPF: their OWN 0 and their control frames into CFPS, paired in
+ * order when there are as many entries as frames (else not known:
+ * NULL).  The entry after them, or -1 (more C entries than frames). */
+static int
+sampler_frames_own_c(const VALUE *frames, int depth, int j,
+    const struct sampler_frames_cfp *const *gapf, int gap, VALUE *own, const void **cfps)
+{
+	int k, n = 0;
+
+	while (j + n < depth && !sampler_frames_ruby(frames[j + n]))
+		n++;
+	if (n > gap)
+		return -1;
+	for (k = 0; k < n; k++) {
+		cfps[j + k] = n == gap && gap <= SAMPLER_FRAMES_GAP ? gapf[k] : NULL;
+		own[j + k] = 0;
+	}
+	return j + n;
+}
+#endif
+
 /*
  * Fill OWN[0..DEPTH) with the own iseq of each of the DEPTH frames that
  * rb_profile_frames put in FRAMES (LIMIT asked for) for the thread whose
  * VM record is VM_THREAD: a Ruby frame's iseq, 0 for a C frame.  1 if the
  * control frames agree with FRAMES; else 0, with OWN all 0.  Where each
  * frame gave one entry, *BASE is the innermost control frame (entry j's
- * is j frames up); else *BASE is NULL and CFPS gets each Ruby frame's
- * control frame (NULL for a C frame): for sampler_tick_cut.
+ * is j frames up); else *BASE is NULL and CFPS gets each frame's control
+ * frame (NULL for a C frame not told apart from others): for
+ * sampler_tick_cut.
  *
  * rb_profile_frames gives every Ruby frame with a pc, and those C frames
  * whose method is a C method; so the Ruby frames (pc set) of the walk
@@ -530,6 +702,7 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
 	struct sampler_frames_th *th = vm_thread;
 	const struct sampler_frames_ec *ec;
 	const struct sampler_frames_cfp *cfp, *end;
+	const struct sampler_frames_cfp *gapf[SAMPLER_FRAMES_GAP];
 	const VALUE *lo, *hi;
 	int j = 0, gap = 0;
 
@@ -570,15 +743,13 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
 	}
 	for (; cfp < end; cfp++) {
 		if (cfp->pc == NULL) {
+			if (gap < SAMPLER_FRAMES_GAP)
+				gapf[gap] = cfp;
 			gap++;
 			continue;
 		}
-		while (j < depth && !sampler_frames_ruby(frames[j])) {
-			if (gap-- == 0)
-				goto fail;	/* more C entries than C frames */
-			cfps[j] = NULL;
-			own[j++] = 0;
-		}
+		if ((j = sampler_frames_own_c(frames, depth, j, gapf, gap, own, cfps)) < 0)
+			goto fail;
 		if (j == depth) {
 			if (depth == limit)
 				break;	/* rb_profile_frames stopped here too */
@@ -591,13 +762,7 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
 		own[j++] = cfp->iseq;
 		gap = 0;
 	}
-	while (j < depth && !sampler_frames_ruby(frames[j])) {
-		if (gap-- == 0)
-			goto fail;
-		cfps[j] = NULL;
-		own[j++] = 0;
-	}
-	if (j != depth)
+	if ((j = sampler_frames_own_c(frames, depth, j, gapf, gap, own, cfps)) != depth)
 		goto fail;
 	return 1;
 fail:

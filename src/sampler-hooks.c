@@ -527,6 +527,22 @@ sampler_job_ractor(struct sampler_thread *td)
 }
 
 /*
+ * Whether tick TICK, the last one, found the thread holding the GVL in a
+ * GC step.  The GC hook bills the step's time to the GC, with the stack
+ * that started it, and leaves the thread's time before it unbilled; a
+ * sample for such a tick would bill that time to the same stack, an
+ * allocation's (the job runs as soon as the step ends, in the code that
+ * allocated), so the more a program collects, the more of its own time
+ * its allocating frames would get.  No sample is taken: the time waits
+ * for the next tick that finds the thread running its own code.
+ */
+static int
+sampler_tick_in_gc(uint_fast64_t tick)
+{
+	return atomic_load(&sampler.gc_tick) == tick;
+}
+
+/*
  * Capture TD's stack in the job: 0.  Where the main thread has no Ruby
  * frame left after boot, keep the stack it was last seen with instead:
  * 1, and the job bills that as seen.  That is the end of the script:
@@ -581,11 +597,12 @@ sampler_job(void *arg)
 		sampler_tick_holder(td->vm_thread, 1);
 	now = sampler_clock_self(td);
 	atomic_store_explicit(&sampler.in_job, 1, memory_order_relaxed);
-	if (now > td->prev) {
+	if (now > td->prev && !sampler_tick_in_gc(triggers)) {
 		if (sampler_job_capture(td)) {
 			sampler_bill_rest_as_seen(td, now);
 		} else {
 			sampler_tick_seen(td);
+			sampler_tick_seen_me(td);
 			/* A frame noted at the tick ran Ruby code then: no
 			 * compile time to move off a callee. */
 			if (!sampler_tick_cut(td, triggers) && sampler.ncompile_sites > 0)
@@ -667,6 +684,8 @@ sampler_compiled_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VAL
 	    (td = sampler_thread_get(rb_thread_current())) == NULL)
 		return;
 	sampler.triggers_served = triggers;
+	if (sampler_tick_in_gc(triggers))
+		return;
 	sampler_capture(td, 1);
 	sampler_bill_rest(td, sampler_clock_self(td));
 	sampler.timer_samples++;
@@ -800,7 +819,9 @@ sampler_gc_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE kla
 	if (event & RUBY_INTERNAL_EVENT_GC_ENTER) {
 		sampler.gc_gen++;	/* see sampler_capture_wb */
 		sampler_tick_gc(1);
+		atomic_store(&sampler.gc_running, 1);
 	} else if (event & RUBY_INTERNAL_EVENT_GC_EXIT) {
+		atomic_store(&sampler.gc_running, 0);
 		sampler_tick_gc(0);
 	}
 	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
@@ -820,6 +841,7 @@ sampler_gc_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE kla
 	    &state)) > 0) {
 		if (!sampler.gc_captured) {
 			sampler_capture(td, 1);
+			sampler_tick_seen_me(td);
 			sampler.gc_captured = 1;
 		}
 		sampler_record(td, w, state);

@@ -227,7 +227,8 @@ struct sampler_thread {
 	VALUE own[SAMPLER_MAX_DEPTH];	/* each frame's own iseq, or 0 */
 	int lines[SAMPLER_MAX_DEPTH];
 	/* Frame j's control frame is cfp_base + j when cfp_base is set (every
-	 * frame gave an entry), else cfps[j] (NULL for a C frame). */
+	 * frame gave an entry), else cfps[j] (NULL for a C frame not paired
+	 * with its control frame). */
 	const void *cfp_base;
 	const void *cfps[SAMPLER_MAX_DEPTH];
 	/* The frame VALUE and line last seen for an own iseq (direct-mapped,
@@ -243,6 +244,9 @@ struct sampler_thread {
 		const VALUE *site;
 		VALUE caller, frame;	/* the caller's own iseq, the C method's frame */
 	} seen_c[SAMPLER_SEEN];
+	/* The C methods' entries seen on its stacks (marked), by address:
+	 * one a tick noted is known alive when found here. */
+	VALUE seen_me[SAMPLER_SEEN];
 	struct sampler_thread *next;
 	struct sampler_thread **pprev;
 };
@@ -469,11 +473,16 @@ struct sampler {
 	char **comments;
 	size_t ncomments, comments_cap;
 
+	/* A GC step runs (between its ENTER and EXIT events), and the last
+	 * tick that found one running (see sampler_tick_in_gc). */
+	atomic_int gc_running;
+	atomic_uint_fast64_t gc_tick;
+
 	/* stats */
 	atomic_uint_fast64_t triggers;
 	uint64_t samples;
 	uint64_t timer_samples;
-	uint64_t gc_gen;	/* GC steps begun (no object dies between two) */
+	atomic_uint_fast64_t gc_gen;	/* GC steps begun (no object dies between two) */
 	uint64_t job_ns;	/* estimated from one job in SAMPLER_JOB_TIMED */
 	uint64_t jobs;		/* jobs run, for that estimate */
 	uint64_t nthreads;
@@ -592,6 +601,9 @@ void sampler_tick_note(uint_fast64_t tick);
 int sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick);
 /* Remember the frames of TD's captured stack by own iseq. */
 void sampler_tick_seen(struct sampler_thread *td);
+/* Remember the C methods near the top of TD's captured stack (with the
+ * GVL): see sampler_tick_cut. */
+void sampler_tick_seen_me(struct sampler_thread *td);
 
 /* sampler-threads.c: thread records, GC marking, fork */
 /* Make the locks (afresh in a forked child). */
@@ -633,11 +645,23 @@ void sampler_frames_poke(void *ec);
 /* Whether this Ruby's control frames are mirrored (1) or not (0). */
 int sampler_frames_mirrored(void);
 /* VM_THREAD's innermost control frame, the iseq words (0: a C frame)
- * of it and its caller, its pc and its caller's, read through the kernel
- * from any thread, unchecked: 1, 0 (not read), or -1 (the kernel
- * refuses).  Async-signal-safe. */
+ * of it and its caller, its pc and its caller's, what tells it from a
+ * later frame in its slot, the caller's caller's iseq word and
+ * environment, and a C frame's method entry (or 0), read
+ * through the kernel from any thread, unchecked: 1, 0 (not read), or -1
+ * (the kernel refuses).  Async-signal-safe. */
 int sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2],
-    const VALUE **pc, const VALUE **caller_pc);
+    const VALUE **pc, const VALUE **caller_pc, uintptr_t ident[2], uintptr_t grand[2],
+    VALUE *me);
+/* Whether control frame CFP (current thread, with the GVL) has
+ * environment pointer EP. */
+int sampler_frames_has_ep(const void *cfp, uintptr_t ep);
+/* Whether ME, read by sampler_frames_peek with no GC step since, is a
+ * method entry (with the GVL). */
+int sampler_frames_is_me(VALUE me);
+/* Whether control frame CFP (current thread, with the GVL) is the one
+ * sampler_frames_peek told apart by IDENT. */
+int sampler_frames_is(const void *cfp, const uintptr_t ident[2]);
 /* The pc of control frame CFP of the current thread (with the GVL). */
 const VALUE *sampler_frames_pc(const void *cfp);
 /* The line of ISEQ at pc PC, or 0 (PC not in it).  With the GVL. */

@@ -308,6 +308,7 @@ sampler_mark(void *ptr)
 				    &td->seen_c[i].frame + 1);
 			}
 		}
+		rb_gc_mark_locations(td->seen_me, td->seen_me + SAMPLER_SEEN);
 	}
 	pthread_mutex_unlock(&sampler.lock);
 	/* Kept alive so that no other object takes a compile site's address. */

@@ -31,8 +31,11 @@
 #include "sampler-int.h"
 
 /* The last tick's note: the holder's VM record, its innermost control
- * frame, the iseq words of that frame and its caller, and their pcs;
- * TICK is written last (0 while the others change). */
+ * frame, the iseq words of that frame and its caller, their pcs, what
+ * tells that frame from a later one in its slot, the caller's caller's
+ * iseq word and environment, a C frame's method entry, and the GC steps
+ * begun before it was read; TICK is written last (0 while the others
+ * change). */
 static _Alignas(64) struct {
 	atomic_uint_fast64_t tick;
 	atomic_uintptr_t vm_thread;
@@ -41,11 +44,16 @@ static _Alignas(64) struct {
 	atomic_uintptr_t parent;
 	atomic_uintptr_t pc;
 	atomic_uintptr_t caller_pc;
+	atomic_uintptr_t ident[2];
+	atomic_uintptr_t grand[2];
+	atomic_uintptr_t me;
+	atomic_uint_fast64_t gc_gen;
 } sampler_note;
 
 /* What the job reads of a note. */
 struct sampler_noted {
-	uintptr_t cfp, iseq, parent, pc, caller_pc;
+	uintptr_t cfp, iseq, parent, pc, caller_pc, ident[2], grand[2], me;
+	uint_fast64_t gc_gen;
 };
 
 /* The innermost frames of a stack that sampler_tick_seen remembers. */
@@ -159,7 +167,9 @@ sampler_tick_note(uint_fast64_t tick)
 	uintptr_t holder;
 	const void *cfp;
 	const VALUE *pc, *caller_pc;
-	VALUE iseqs[2];
+	uintptr_t ident[2], grand[2];
+	uint_fast64_t gc_gen;
+	VALUE iseqs[2], me;
 	int r;
 
 	if (!atomic_load_explicit(&sampler.noting, memory_order_relaxed) ||
@@ -167,7 +177,10 @@ sampler_tick_note(uint_fast64_t tick)
 		return;
 	atomic_store_explicit(&sampler_note.tick, 0, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	r = sampler_frames_peek((void *)holder, &cfp, iseqs, &pc, &caller_pc);
+	/* Before the frame: no object alive then dies until the next. */
+	gc_gen = atomic_load(&sampler.gc_gen);
+	r = sampler_frames_peek((void *)holder, &cfp, iseqs, &pc, &caller_pc, ident, grand,
+	    &me);
 	if (r < 0) {
 		atomic_store(&sampler.noting, 0);	/* the kernel will not read for us */
 		return;
@@ -181,6 +194,12 @@ sampler_tick_note(uint_fast64_t tick)
 	atomic_store_explicit(&sampler_note.pc, (uintptr_t)pc, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.caller_pc, (uintptr_t)caller_pc,
 	    memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.ident[0], ident[0], memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.ident[1], ident[1], memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.grand[0], grand[0], memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.grand[1], grand[1], memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.me, (uintptr_t)me, memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.gc_gen, gc_gen, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.tick, tick, memory_order_release);
 }
 
@@ -200,6 +219,12 @@ sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
 	n->parent = atomic_load_explicit(&sampler_note.parent, memory_order_relaxed);
 	n->pc = atomic_load_explicit(&sampler_note.pc, memory_order_relaxed);
 	n->caller_pc = atomic_load_explicit(&sampler_note.caller_pc, memory_order_relaxed);
+	n->ident[0] = atomic_load_explicit(&sampler_note.ident[0], memory_order_relaxed);
+	n->ident[1] = atomic_load_explicit(&sampler_note.ident[1], memory_order_relaxed);
+	n->grand[0] = atomic_load_explicit(&sampler_note.grand[0], memory_order_relaxed);
+	n->grand[1] = atomic_load_explicit(&sampler_note.grand[1], memory_order_relaxed);
+	n->me = atomic_load_explicit(&sampler_note.me, memory_order_relaxed);
+	n->gc_gen = atomic_load_explicit(&sampler_note.gc_gen, memory_order_relaxed);
 	atomic_thread_fence(memory_order_acquire);
 	return atomic_load_explicit(&sampler_note.tick, memory_order_relaxed) == before &&
 	    th == (uintptr_t)vm_thread;
@@ -279,6 +304,31 @@ sampler_tick_seen(struct sampler_thread *td)
 	}
 }
 
+/* The slot of TD's cache of C methods' entries for entry ME. */
+static VALUE *
+sampler_tick_slot_me(struct sampler_thread *td, VALUE me)
+{
+	return &td->seen_me[(me >> 4 ^ me >> 12) % SAMPLER_SEEN];
+}
+
+/* With the GVL (the job, or a GC's capture): remember the entries of the
+ * C methods among the innermost frames of TD's captured stack. */
+void
+sampler_tick_seen_me(struct sampler_thread *td)
+{
+	VALUE *slot;
+	int j;
+
+	for (j = 0; j < td->depth && j < SAMPLER_SEEN_DEPTH; j++) {
+		if (td->own[j] != 0 || RB_SPECIAL_CONST_P(td->stack[j]) ||
+		    *(slot = sampler_tick_slot_me(td, td->stack[j])) == td->stack[j] ||
+		    !sampler_frames_is_me(td->stack[j]))
+			continue;
+		sampler_wb(td->stack[j]);
+		*slot = td->stack[j];
+	}
+}
+
 /*
  * In the job, TD's leaf frame called the frame noted at the tick, and
  * that one has returned since: put it back on top, as the frame the time
@@ -334,51 +384,69 @@ sampler_tick_index(const struct sampler_thread *td, uintptr_t cfp)
 	return (int)((cfp - base) / size);
 }
 
-/*
- * In the job: the tick found the thread in a C method, called by a frame
- * running N->parent from call site N->caller_pc.  A C method's return is
- * a safepoint with its frame still on top, so the job often runs at the
- * return of the next C method the caller calls, after the one noted has
- * returned: the time went to the method noted, not to the one the job
- * found.  So when the caller is still at that call site, the stack is
- * cut at its callee there (the C method, still running what it called);
- * when the caller is still on the stack but has moved on, the stack is
- * cut at the caller and the C method noted put back on top, if the job
- * has seen which method that call site calls (the cache is marked: its
- * VALUEs are alive, and no other iseq can have taken the caller's
- * address); if not, the caller takes the time.  1 if changed.
- */
+/* The entry of TD's captured stack whose control frame is at CFP, a C
+ * frame's too, or -1 (not known). */
 static int
-sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
+sampler_tick_entry(const struct sampler_thread *td, uintptr_t cfp)
 {
-	struct sampler_seen_c *c;
-	uintptr_t cfp;
 	int j;
 
-	if (n->parent == 0 || n->caller_pc == 0)
-		return 0;
-	j = sampler_tick_index(td, (uintptr_t)sampler_frames_nth((const void *)n->cfp, 1));
-	if (j < 0 || (uintptr_t)td->own[j] != n->parent ||
-	    (cfp = sampler_tick_cfp(td, j)) == 0)
-		return 0;
-	if ((uintptr_t)sampler_frames_pc((const void *)cfp) == n->caller_pc) {
-		/* Still at that call: the C method is the caller's callee
-		 * (with what it called since above it: a compile's code, a
-		 * block), or has just returned. */
-		if (j == 0 || td->own[j - 1] != 0)
-			return 0;
-		if (j == 1)
-			return 0;
-		td->top = j - 1;
-		return 1;
+	if (td->cfp_base == NULL) {
+		for (j = 0; j < td->depth; j++) {
+			if ((uintptr_t)td->cfps[j] == cfp)
+				return j;
+		}
+		return -1;
 	}
-	c = sampler_tick_slot_c(td, (const VALUE *)n->caller_pc);
-	if ((uintptr_t)c->site != n->caller_pc || (uintptr_t)c->caller != n->parent) {
-		if (j == 0)
-			return 0;	/* back in the caller, and it is the leaf */
-		td->top = j;
-		return 1;
-	}
+	j = sampler_tick_index(td, cfp);
+	return j >= 0 && (uintptr_t)sampler_frames_nth(td->cfp_base, j) == cfp ? j : -1;
+}
+
+/*
+ * In the job: the tick found the thread in a C frame called from C: a
+ * method called by a C method (the #each that Enumerable#find calls) or
+ * the C block a method yields to (find's, called by that #each), which
+ * the Ruby block it yields to in turn runs above.  The job runs in Ruby
+ * code, so often in such a block; where the frame noted is still on the
+ * stack, in its slot with its environment and receiver, the time went
+ * to it and what it called since is cut off.  1 if cut.
+ */
+static int
+sampler_tick_cut_cc(struct sampler_thread *td, const struct sampler_noted *n)
+{
+	int j = sampler_tick_entry(td, n->cfp);
+
+	if (j <= 0 || td->own[j] != 0 || !sampler_frames_is((const void *)n->cfp, n->ident))
+		return 0;
+	td->top = j;
+	return 1;
+}
+
+/* The method entry of the C frame noted in N, where the job may name it
+ * for TD: read with the frame, and alive (no GC step since, and it is
+ * one; or one of TD's stacks had it lately, and the cache marks it);
+ * else 0. */
+static VALUE
+sampler_tick_me(struct sampler_thread *td, const struct sampler_noted *n)
+{
+	VALUE me = (VALUE)n->me;
+
+	if (me == 0)
+		return 0;
+	if (*sampler_tick_slot_me(td, me) == me)
+		return me;
+	if (n->gc_gen != atomic_load(&sampler.gc_gen) || !sampler_frames_is_me(me))
+		return 0;
+	sampler_wb(me);
+	*sampler_tick_slot_me(td, me) = me;
+	return me;
+}
+
+/* Put the C method FRAME on TD's captured stack as the callee of entry
+ * J, where the time went, and cut the stack there: 1, or 0 (no room). */
+static int
+sampler_tick_put_c(struct sampler_thread *td, int j, VALUE frame)
+{
 	if (j == 0) {
 		if (td->depth == SAMPLER_MAX_DEPTH)
 			return 0;
@@ -388,13 +456,127 @@ sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
 		td->depth++;
 		j = 1;
 	}
+	sampler_wb(frame);
 	td->top = j - 1;
-	td->stack[j - 1] = c->frame;
+	td->stack[j - 1] = frame;
 	td->own[j - 1] = 0;
 	td->lines[j - 1] = 0;
 	td->cfp_base = NULL;	/* the frames' places are not needed again */
 	memset(td->cfps, 0, sizeof td->cfps[0]);
 	return 1;
+}
+
+/*
+ * In the job: the tick found the thread in a C method called by a Ruby
+ * frame, and both have returned since (a one-line method whose last call
+ * is the C method, called in a loop; a C method that raised, rescued in
+ * its caller): the caller's caller is the job's entry K, still the frame
+ * the tick saw there (same iseq and environment).  Put the caller back
+ * above it, known by its own iseq from the frames the job has seen on
+ * top, and the C method above that, known by FRAME (or the caller alone):
+ * 1.  0 where either is not known or the stack is full.
+ */
+static int
+sampler_tick_regrow2(struct sampler_thread *td, int k, VALUE frame,
+    const struct sampler_noted *n)
+{
+	struct sampler_seen *s = sampler_tick_slot(td, (VALUE)n->parent);
+	int add = frame != 0 ? 2 : 1, shift = k < add ? add - k : 0;
+
+	if (s->own != (VALUE)n->parent || td->depth + shift > SAMPLER_MAX_DEPTH)
+		return 0;
+	if (shift > 0) {
+		memmove(td->stack + shift, td->stack, td->depth * sizeof *td->stack);
+		memmove(td->own + shift, td->own, td->depth * sizeof *td->own);
+		memmove(td->lines + shift, td->lines, td->depth * sizeof *td->lines);
+		td->depth += shift;
+		k += shift;
+	}
+	td->stack[k - 1] = s->frame;
+	td->own[k - 1] = s->own;
+	td->lines[k - 1] = s->line;
+	td->top = k - 1;
+	if (frame != 0) {
+		sampler_wb(frame);
+		td->stack[k - 2] = frame;
+		td->own[k - 2] = 0;
+		td->lines[k - 2] = 0;
+		td->top = k - 2;
+	}
+	td->cfp_base = NULL;	/* the frames' places are not needed again */
+	memset(td->cfps, 0, sizeof td->cfps[0]);
+	return 1;
+}
+
+/*
+ * In the job: the tick found the thread in a C method, called by a frame
+ * running N->parent from call site N->caller_pc.  A C method's return is
+ * a safepoint with its frame still on top, so the job often runs at the
+ * return of the next C method the caller calls, after the one noted has
+ * returned; and a C method with no safepoint in it (Kernel#hash, one that
+ * raises) is never on top at the job, which runs in its caller after it
+ * returned: the time went to the method noted, not to the one the job
+ * found.  So when the caller is still at that call site with the method
+ * on the stack, the stack is cut at its callee there (the C method,
+ * still running what it called); when the caller is still on the stack
+ * but the method has returned, the stack is cut at the caller and the C
+ * method noted put back on top, known by the method entry the worker
+ * read with the frame (alive: no GC step since) or else by what the job
+ * has seen that call site call (the cache is marked: its VALUEs are
+ * alive, and no other iseq can have taken the caller's address); if
+ * neither, the caller takes the time.  1 if changed.
+ */
+static int
+sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
+{
+	struct sampler_seen_c *c;
+	uintptr_t cfp;
+	VALUE frame;
+	int j;
+
+	if (n->parent == 0 || n->caller_pc == 0)
+		return sampler_tick_cut_cc(td, n);
+	j = sampler_tick_index(td, (uintptr_t)sampler_frames_nth((const void *)n->cfp, 1));
+	if (j < 0 || (uintptr_t)td->own[j] != n->parent) {
+		/* The caller returned too: is its caller still there? */
+		j = sampler_tick_index(td,
+		    (uintptr_t)sampler_frames_nth((const void *)n->cfp, 2));
+		if (j < 0 || n->grand[0] == 0 || (uintptr_t)td->own[j] != n->grand[0] ||
+		    (cfp = sampler_tick_cfp(td, j)) == 0 ||
+		    !sampler_frames_has_ep((const void *)cfp, n->grand[1]))
+			return 0;
+		if ((frame = sampler_tick_me(td, n)) == 0) {
+			c = sampler_tick_slot_c(td, (const VALUE *)n->caller_pc);
+			if ((uintptr_t)c->site == n->caller_pc &&
+			    (uintptr_t)c->caller == n->parent)
+				frame = c->frame;
+		}
+		return sampler_tick_regrow2(td, j, frame, n);
+	}
+	if ((cfp = sampler_tick_cfp(td, j)) == 0)
+		return 0;
+	if ((uintptr_t)sampler_frames_pc((const void *)cfp) == n->caller_pc && j > 0) {
+		/* Still at that call: the C method is the caller's callee
+		 * (with what it called since above it: a compile's code, a
+		 * block). */
+		if (td->own[j - 1] != 0 || j == 1)
+			return 0;
+		td->top = j - 1;
+		return 1;
+	}
+	/* Returned (with the caller on top, or moved on). */
+	if ((frame = sampler_tick_me(td, n)) == 0) {
+		c = sampler_tick_slot_c(td, (const VALUE *)n->caller_pc);
+		if ((uintptr_t)c->site == n->caller_pc && (uintptr_t)c->caller == n->parent)
+			frame = c->frame;
+	}
+	if (frame == 0) {
+		if (j == 0)
+			return 0;	/* back in the caller, and it is the leaf */
+		td->top = j;
+		return 1;
+	}
+	return sampler_tick_put_c(td, j, frame);
 }
 
 /*

@@ -154,7 +154,11 @@ sampler_timer_resume(void)
 static void
 sampler_tick(void)
 {
-	sampler_tick_note(atomic_fetch_add(&sampler.triggers, 1) + 1);
+	uint_fast64_t tick = atomic_fetch_add(&sampler.triggers, 1) + 1;
+
+	if (atomic_load(&sampler.gc_running))
+		atomic_store(&sampler.gc_tick, tick);
+	sampler_tick_note(tick);
 	rb_postponed_job_trigger(sampler.job);
 	sampler_tick_poke();
 	sampler_ractor_tick();

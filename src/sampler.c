@@ -281,6 +281,8 @@ sampler_snapshot(int clear, struct sampler_stats *stats)
 		sampler.proc_cpu_ns = 0;
 		sampler_read_clock(CLOCK_PROCESS_CPUTIME_ID, &sampler.proc_cpu_at);
 		atomic_store(&sampler.triggers, 0);
+		atomic_store(&sampler.gc_tick, 0);
+		atomic_store(&sampler.gc_running, 0);
 		{
 			/* Marks keep their place on the new clock (closed
 			 * ones before it are not shown). */

@@ -94,7 +94,10 @@ test_expect_success 'rperf report --list: slowest first, names, statuses, other 
 	cat list &&
 	test_grep "^24 profiles in .caps., slowest first$" list &&
 	test_grep "^BEGAN \(UTC\) +DURATION +STATUS +NAME" list &&
-	test_grep "^20[0-9-]+ [0-9:.]+ +[0-9.]+ ms +200 +GET /c .*Object#spin +c[0-3]\.pb\.gz$" list &&
+	# (The self time of the spin loop is about even between Object#spin
+	# and Process.clock_gettime: 37% and 36% by stackprof, 35% and 40%
+	# by vernier.)
+	test_grep "^20[0-9-]+ [0-9:.]+ +[0-9.]+ ms +200 +GET /c .*(Object#spin|Process.clock_gettime) +c[0-3]\.pb\.gz$" list &&
 	sed -n "3,\$p" list | awk "{ print \$3 }" >durs &&
 	sort -rn durs >sorted && test_cmp sorted durs &&
 	test_grep "^rperf report: .caps/notes.pb.gz. is not a pprof or folded profile; skipped$" err &&
