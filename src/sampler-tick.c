@@ -3,10 +3,16 @@
  * fired.  The job runs at the next safepoint, which in Ruby code is very
  * often the `leave` of a small method the thread has just called; billed
  * there, a caller's own work would go to its callees.  So on each tick
- * the worker notes the GVL holder's innermost control frame (address and
- * iseq word), and the job bills the stack cut at that frame when the
- * frame is still there, among the callers of the frame the job finds
- * (sampler_tick_cut).
+ * the worker notes the GVL holder's innermost control frame (address,
+ * iseq word, environment and receiver, and a C frame's method entry) and
+ * a little of its callers, and the job bills the stack cut at that frame
+ * when the frame is still there, among the callers of the frame the job
+ * finds (sampler_tick_cut); where the frame has returned since (a C
+ * method with no safepoint in it never reaches the job), it is put back
+ * on the part of the stack still the same.  A tick that finds the thread
+ * in a GC step takes no sample (sampler_tick_in_gc).  stackprof and
+ * vernier, which capture the stack in a signal handler on the thread,
+ * are the reference: bench/accuracy/against compares with them.
  *
  * The worker reads the holder's frame itself, in the timer signal's
  * handler or its own tick, never by signalling the holder: a signal
