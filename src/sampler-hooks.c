@@ -534,7 +534,9 @@ sampler_job_ractor(struct sampler_thread *td)
  * allocation's (the job runs as soon as the step ends, in the code that
  * allocated), so the more a program collects, the more of its own time
  * its allocating frames would get.  No sample is taken: the time waits
- * for the next tick that finds the thread running its own code.
+ * for the next tick that finds the thread running its own code, or for a
+ * change of the thread's labels (sampler_set_label_set), which bills it
+ * first, so that it stays with the request or job it belongs to.
  */
 static int
 sampler_tick_in_gc(uint_fast64_t tick)
@@ -597,7 +599,10 @@ sampler_job(void *arg)
 		sampler_tick_holder(td->vm_thread, 1);
 	now = sampler_clock_self(td);
 	atomic_store_explicit(&sampler.in_job, 1, memory_order_relaxed);
-	if (now > td->prev && !sampler_tick_in_gc(triggers)) {
+	if (now > td->prev && sampler_tick_in_gc(triggers)) {
+		td->gc_deferred = 1;
+	} else if (now > td->prev) {
+		td->gc_deferred = 0;
 		if (sampler_job_capture(td)) {
 			sampler_bill_rest_as_seen(td, now);
 		} else {

@@ -352,13 +352,21 @@ sampler_current_label_set(void)
 	return td != NULL ? td->label_set : 0;
 }
 
-/* Set the current thread's label set. */
+/* Set the current thread's label set (time a GC tick left unbilled is
+ * billed under the labels it ran with first: see sampler_tick_in_gc). */
 void
 sampler_set_label_set(int id)
 {
+	struct sampler_thread *td;
+
 	if (!sampler_running())
 		return;
-	sampler_thread_current()->label_set = id;
+	td = sampler_thread_current();
+	if (td->gc_deferred && td->label_set != id) {
+		td->gc_deferred = 0;
+		sampler_bill_now();
+	}
+	td->label_set = id;
 }
 
 /* The control job (with the GVL): arm or disarm on --delay/--duration,
