@@ -180,8 +180,9 @@ struct sampler_thread {
 	int64_t prev;		/* clock reading billed up to */
 	int label_set;
 	int capture;		/* innermost open capture (sampler-capture.c) */
-	/* Its time up to prev's successor waits for a tick that found it out
-	 * of a GC step (sampler_tick_in_gc); a label change bills it first. */
+	/* A tick found it in a GC step and took no sample: its time since
+	 * prev waits for the next tick, and a change of its labels bills it
+	 * first (sampler_tick_in_gc). */
 	int gc_deferred;
 	/* Its Ractor: 0 the main one, -1 another not numbered yet, else that
 	 * one's number (sampler-ractor.c); its slot there (-1: none), its
