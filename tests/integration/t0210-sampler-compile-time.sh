@@ -33,7 +33,12 @@ test_expect_success 'the compile is billed to Kernel#require and Kernel#eval' '
 
 # A method called straight from require or eval (not the compiled code,
 # which is <top (required)> or <compiled>, nor a GC pseudo-frame) runs for
-# microseconds: it may not carry a millisecond.
+# microseconds: it may not carry the compile.  One tick may find the
+# thread in it, and a sample weighs a period, or two where the tick
+# before found a GC running and took none (sampler_tick_in_gc): 2.5 ms is
+# more than that, and less than a compile billed to such a method carried
+# (3 to 4.5 ms; Monitor#synchronize under the boot's require once read
+# 1.2 ms on Ruby 3.3, one sample).
 test_expect_success 'no method the compiler calls carries the compile' '
 	awk "/^<main>;/ {
 		s = \$0
@@ -44,7 +49,7 @@ test_expect_success 'no method the compiler calls carries the compile' '
 			w[f[n]] += \$NF
 	} END { for (k in w) print k, w[k] }" p.folded >callees &&
 	cat callees &&
-	awk "\$NF > 1000000 { bad = 1 } END { exit bad }" callees &&
+	awk "\$NF > 2500000 { bad = 1 } END { exit bad }" callees &&
 	# (on Ruby 3.3 the eval went to Module#const_added, the first
 	# safepoint of "module SlowCompileEval")
 	phantom=$(weight p.folded "^<main>;.*(Integer#-@|Module#const_added) [0-9]+\$") &&
@@ -69,7 +74,7 @@ test_expect_success 'in boot, no method the compiler calls carries a compile' '
 			w[f[n]] += \$NF
 	} END { for (k in w) print k, w[k] }" p.folded >boot_callees &&
 	cat boot_callees &&
-	awk "\$NF > 1000000 { bad = 1 } END { exit bad }" boot_callees
+	awk "\$NF > 2500000 { bad = 1 } END { exit bad }" boot_callees
 '
 
 # After boot a stack starts at the script (<main>, or the at_exit block).
