@@ -178,6 +178,23 @@ sampler_frames_copy(void *buf, const void *addr, size_t len)
 
 #if SAMPLER_FRAMES_MIRROR
 static int sampler_frames_is_iseq(VALUE frame);
+
+/* Whether V (an object) is an imemo of kind TYPE. */
+static int
+sampler_frames_imemo_p(VALUE v, int type)
+{
+	return RB_BUILTIN_TYPE(v) == RUBY_T_IMEMO &&
+	    (int)((RBASIC(v)->flags >> RUBY_FL_USHIFT) & SAMPLER_FRAMES_IMEMO_MASK) == type;
+}
+
+/* Whether control frames A and B, read a moment apart, are one C frame:
+ * no pc, the same iseq word, environment and receiver. */
+static int
+sampler_frames_same_c(const struct sampler_frames_cfp *a, const struct sampler_frames_cfp *b)
+{
+	return a->pc == NULL && b->pc == NULL && a->iseq == b->iseq && a->ep == b->ep &&
+	    a->self == b->self;
+}
 #endif
 
 /* The control frame J frames up from BASE (callers are up). */
@@ -273,8 +290,7 @@ sampler_frames_peek_me(const struct sampler_frames_cfp *at,
 		if (sampler_frames_copyv(local, remote, 2) != 0)
 			return 0;
 	}
-	if (again.pc != NULL || again.ep != f->ep || again.self != f->self ||
-	    again.iseq != f->iseq || RB_SPECIAL_CONST_P(me))
+	if (!sampler_frames_same_c(&again, f) || RB_SPECIAL_CONST_P(me))
 		return 0;
 	return me;
 }
@@ -416,8 +432,7 @@ sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VAL
 	    slot < v0 + nvals && at >= w0 && at < w0 + nwin) {
 		const struct sampler_frames_cfp *g = &win2[at - w0];
 
-		*me = g->pc == NULL && g->ep == f[0].ep && g->self == f[0].self &&
-		    g->iseq == f[0].iseq && !RB_SPECIAL_CONST_P(vals[slot - v0]) ?
+		*me = sampler_frames_same_c(g, &f[0]) && !RB_SPECIAL_CONST_P(vals[slot - v0]) ?
 		    vals[slot - v0] : 0;
 	} else {
 		*me = sampler_frames_peek_me(at, &f[0]);
@@ -442,9 +457,7 @@ int
 sampler_frames_is_me(VALUE me)
 {
 #if SAMPLER_FRAMES_MIRROR
-	return !RB_SPECIAL_CONST_P(me) && RB_BUILTIN_TYPE(me) == RUBY_T_IMEMO &&
-	    ((RBASIC(me)->flags >> RUBY_FL_USHIFT) & SAMPLER_FRAMES_IMEMO_MASK) ==
-	    SAMPLER_FRAMES_IMEMO_MENT;
+	return !RB_SPECIAL_CONST_P(me) && sampler_frames_imemo_p(me, SAMPLER_FRAMES_IMEMO_MENT);
 #else
 	(void)me;
 	return 0;
@@ -533,9 +546,7 @@ sampler_frames_ruby(VALUE frame)
 static int
 sampler_frames_is_iseq(VALUE frame)
 {
-	return RB_BUILTIN_TYPE(frame) == RUBY_T_IMEMO &&
-	    ((RBASIC(frame)->flags >> RUBY_FL_USHIFT) & SAMPLER_FRAMES_IMEMO_MASK) ==
-	    SAMPLER_FRAMES_IMEMO_ISEQ;
+	return sampler_frames_imemo_p(frame, SAMPLER_FRAMES_IMEMO_ISEQ);
 }
 #endif
 

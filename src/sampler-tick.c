@@ -335,6 +335,31 @@ sampler_tick_seen_me(struct sampler_thread *td)
 	}
 }
 
+/* Move every entry of TD's captured stack N up, for N entries to go
+ * below them: 1, or 0 (no room). */
+static int
+sampler_tick_shift(struct sampler_thread *td, int n)
+{
+	if (n == 0)
+		return 1;
+	if (td->depth + n > SAMPLER_MAX_DEPTH)
+		return 0;
+	memmove(td->stack + n, td->stack, td->depth * sizeof *td->stack);
+	memmove(td->own + n, td->own, td->depth * sizeof *td->own);
+	memmove(td->lines + n, td->lines, td->depth * sizeof *td->lines);
+	td->depth += n;
+	return 1;
+}
+
+/* TD's captured stack was changed: the frames' places are not needed
+ * again. */
+static void
+sampler_tick_unplace(struct sampler_thread *td)
+{
+	td->cfp_base = NULL;
+	memset(td->cfps, 0, sizeof td->cfps[0]);
+}
+
 /*
  * In the job, TD's leaf frame called the frame noted at the tick, and
  * that one has returned since: put it back on top, as the frame the time
@@ -354,16 +379,12 @@ sampler_tick_regrow(struct sampler_thread *td, const struct sampler_noted *n)
 	    (s = sampler_tick_slot(td, (VALUE)n->iseq))->own != (VALUE)n->iseq)
 		return 0;
 	/* Rare (a callee seen at the tick, returned at once), so moved. */
-	memmove(td->stack + 1, td->stack, td->depth * sizeof *td->stack);
-	memmove(td->own + 1, td->own, td->depth * sizeof *td->own);
-	memmove(td->lines + 1, td->lines, td->depth * sizeof *td->lines);
+	sampler_tick_shift(td, 1);
 	td->stack[0] = s->frame;
 	td->own[0] = s->own;
 	td->lines[0] = s->line;
 	sampler_tick_line(td, 0, n);
-	td->cfp_base = NULL;	/* the frames' places are not needed again */
-	memset(td->cfps, 0, sizeof td->cfps[0]);
-	td->depth++;
+	sampler_tick_unplace(td);
 	return 1;
 }
 
@@ -448,18 +469,31 @@ sampler_tick_me(struct sampler_thread *td, const struct sampler_noted *n)
 	return me;
 }
 
+/* The frame of the C method noted in N, called by a Ruby frame: by its
+ * method entry (sampler_tick_me), or else by what TD's job has seen its
+ * call site call; 0 if neither. */
+static VALUE
+sampler_tick_c_frame(struct sampler_thread *td, const struct sampler_noted *n)
+{
+	struct sampler_seen_c *c;
+	VALUE me = sampler_tick_me(td, n);
+
+	if (me != 0)
+		return me;
+	c = sampler_tick_slot_c(td, (const VALUE *)n->caller_pc);
+	if ((uintptr_t)c->site == n->caller_pc && (uintptr_t)c->caller == n->parent)
+		return c->frame;
+	return 0;
+}
+
 /* Put the C method FRAME on TD's captured stack as the callee of entry
  * J, where the time went, and cut the stack there: 1, or 0 (no room). */
 static int
 sampler_tick_put_c(struct sampler_thread *td, int j, VALUE frame)
 {
 	if (j == 0) {
-		if (td->depth == SAMPLER_MAX_DEPTH)
+		if (!sampler_tick_shift(td, 1))
 			return 0;
-		memmove(td->stack + 1, td->stack, td->depth * sizeof *td->stack);
-		memmove(td->own + 1, td->own, td->depth * sizeof *td->own);
-		memmove(td->lines + 1, td->lines, td->depth * sizeof *td->lines);
-		td->depth++;
 		j = 1;
 	}
 	sampler_wb(frame);
@@ -467,8 +501,7 @@ sampler_tick_put_c(struct sampler_thread *td, int j, VALUE frame)
 	td->stack[j - 1] = frame;
 	td->own[j - 1] = 0;
 	td->lines[j - 1] = 0;
-	td->cfp_base = NULL;	/* the frames' places are not needed again */
-	memset(td->cfps, 0, sizeof td->cfps[0]);
+	sampler_tick_unplace(td);
 	return 1;
 }
 
@@ -489,15 +522,9 @@ sampler_tick_regrow2(struct sampler_thread *td, int k, VALUE frame,
 	struct sampler_seen *s = sampler_tick_slot(td, (VALUE)n->parent);
 	int add = frame != 0 ? 2 : 1, shift = k < add ? add - k : 0;
 
-	if (s->own != (VALUE)n->parent || td->depth + shift > SAMPLER_MAX_DEPTH)
+	if (s->own != (VALUE)n->parent || !sampler_tick_shift(td, shift))
 		return 0;
-	if (shift > 0) {
-		memmove(td->stack + shift, td->stack, td->depth * sizeof *td->stack);
-		memmove(td->own + shift, td->own, td->depth * sizeof *td->own);
-		memmove(td->lines + shift, td->lines, td->depth * sizeof *td->lines);
-		td->depth += shift;
-		k += shift;
-	}
+	k += shift;
 	td->stack[k - 1] = s->frame;
 	td->own[k - 1] = s->own;
 	td->lines[k - 1] = s->line;
@@ -509,8 +536,7 @@ sampler_tick_regrow2(struct sampler_thread *td, int k, VALUE frame,
 		td->lines[k - 2] = 0;
 		td->top = k - 2;
 	}
-	td->cfp_base = NULL;	/* the frames' places are not needed again */
-	memset(td->cfps, 0, sizeof td->cfps[0]);
+	sampler_tick_unplace(td);
 	return 1;
 }
 
@@ -535,7 +561,6 @@ sampler_tick_regrow2(struct sampler_thread *td, int k, VALUE frame,
 static int
 sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
 {
-	struct sampler_seen_c *c;
 	uintptr_t cfp;
 	VALUE frame;
 	int j;
@@ -551,13 +576,7 @@ sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
 		    (cfp = sampler_tick_cfp(td, j)) == 0 ||
 		    !sampler_frames_has_ep((const void *)cfp, n->grand[1]))
 			return 0;
-		if ((frame = sampler_tick_me(td, n)) == 0) {
-			c = sampler_tick_slot_c(td, (const VALUE *)n->caller_pc);
-			if ((uintptr_t)c->site == n->caller_pc &&
-			    (uintptr_t)c->caller == n->parent)
-				frame = c->frame;
-		}
-		return sampler_tick_regrow2(td, j, frame, n);
+		return sampler_tick_regrow2(td, j, sampler_tick_c_frame(td, n), n);
 	}
 	if ((cfp = sampler_tick_cfp(td, j)) == 0)
 		return 0;
@@ -571,12 +590,7 @@ sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
 		return 1;
 	}
 	/* Returned (with the caller on top, or moved on). */
-	if ((frame = sampler_tick_me(td, n)) == 0) {
-		c = sampler_tick_slot_c(td, (const VALUE *)n->caller_pc);
-		if ((uintptr_t)c->site == n->caller_pc && (uintptr_t)c->caller == n->parent)
-			frame = c->frame;
-	}
-	if (frame == 0) {
+	if ((frame = sampler_tick_c_frame(td, n)) == 0) {
 		if (j == 0)
 			return 0;	/* back in the caller, and it is the leaf */
 		td->top = j;
