@@ -259,6 +259,19 @@ static struct {
 #define SAMPLER_FRAMES_VALUES		128
 #define SAMPLER_FRAMES_VALUES_BELOW	96
 
+/* Whether the C frame F, read at AT in the window starting at W0, was
+ * still there with its caller at the same pc (if CALLER) when the window
+ * was read again into WIN2 (of NWIN frames). */
+static int
+sampler_frames_still(const struct sampler_frames_cfp *win2, const struct sampler_frames_cfp *w0,
+    int nwin, const struct sampler_frames_cfp *at, const struct sampler_frames_cfp *f,
+    int caller)
+{
+	if (at < w0 || at >= w0 + nwin || !sampler_frames_same_c(&win2[at - w0], f))
+		return 0;
+	return !caller || (at + 1 < w0 + nwin && win2[at + 1 - w0].pc == f[1].pc);
+}
+
 /* The index of the method entry in a frame's environment data, below
  * its environment pointer (VM_ENV_DATA_INDEX_ME_CREF). */
 #define SAMPLER_FRAMES_ENV_ME	(-2)
@@ -324,11 +337,12 @@ sampler_frames_peek_me(const struct sampler_frames_cfp *at,
  */
 int
 sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VALUE **pc,
-    const VALUE **caller_pc, uintptr_t ident[2], uintptr_t grand[2], VALUE *me)
+    const VALUE **caller_pc, uintptr_t ident[2], uintptr_t grand[2], VALUE *me,
+    int *me_sure, struct sampler_chain *chain)
 {
 #if SAMPLER_FRAMES_MIRROR
 	struct sampler_frames_cfp win[SAMPLER_FRAMES_WINDOW], win2[SAMPLER_FRAMES_WINDOW];
-	struct sampler_frames_cfp f[3];
+	struct sampler_frames_cfp f[SAMPLER_CHAIN];
 	VALUE vals[SAMPLER_FRAMES_VALUES];
 	const VALUE *v0 = NULL, *slot;
 	struct sampler_frames_th th;
@@ -400,10 +414,12 @@ sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VAL
 	    ((uintptr_t)sampler_frames_last.hi - (uintptr_t)ec.cfp) % sizeof f[0] != 0)
 		return 0;
 	at = ec.cfp;
-	/* The frame, its caller and (unless the caller is the dummy's
-	 * callee) the caller's caller. */
-	nf = (const VALUE *)(at + 3) <= sampler_frames_last.hi ? 3 : 2;
-	memset(&f[2], 0, sizeof f[2]);
+	/* The frame and its callers, up to SAMPLER_CHAIN of them (at least
+	 * the frame and its caller, the dummy's callee at the last). */
+	nf = (int)(((const struct sampler_frames_cfp *)sampler_frames_last.hi - at));
+	if (nf > SAMPLER_CHAIN)
+		nf = SAMPLER_CHAIN;
+	memset(f, 0, sizeof f);
 	if (nwin > 0 && at >= w0 && at + nf <= w0 + nwin) {
 		memcpy(f, &win[at - w0], nf * sizeof f[0]);
 	} else if ((r = sampler_frames_copy(f, at, nf * sizeof f[0])) != 0) {
@@ -422,21 +438,49 @@ sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VAL
 	grand[1] = (uintptr_t)f[2].ep;
 	for (i = 0; i < 2; i++)
 		iseqs[i] = f[i].pc != NULL ? f[i].iseq : 0;
+	/* The chain: the frames, and the entries of the C methods among
+	 * the callers where the values read hold them (for sure if the
+	 * slot held the frame still when the window was read again). */
+	chain->n = nf;
+	for (i = 0; i < nf; i++) {
+		const VALUE *s = f[i].ep + SAMPLER_FRAMES_ENV_ME;
+
+		chain->iseq[i] = (uintptr_t)f[i].iseq;
+		chain->pc[i] = (uintptr_t)f[i].pc;
+		chain->ep[i] = (uintptr_t)f[i].ep;
+		chain->self[i] = (uintptr_t)f[i].self;
+		chain->me[i] = 0;
+		chain->me_sure[i] = 0;
+		if (i > 0 && f[i].pc == NULL && f[i].iseq == 0 && f[i].ep != NULL &&
+		    nvals > 0 && s >= v0 && s < v0 + nvals && at + i < w0 + nwin && at >= w0 &&
+		    !RB_SPECIAL_CONST_P(vals[s - v0])) {
+			chain->me[i] = vals[s - v0];
+			chain->me_sure[i] = sampler_frames_still(win2, w0, nwin, at + i, f + i,
+			    i + 1 < nf);
+		}
+	}
 	/* A C frame's method entry: read with the frame, or else after.
-	 * The values are the frame's if its slot held it still when the
-	 * window was read again after them: the next C call from the same
-	 * caller takes the same slot and environment, but not (as a rule)
-	 * the same receiver. */
+	 * The values are the frame's for sure if its slot held it still
+	 * when the window was read again after them (the next C call from
+	 * the same caller takes the same slot and environment, but not as a
+	 * rule the same receiver), and its caller's pc had not moved (the
+	 * caller's pc is read after the frame, and a return and the next
+	 * call may come between).  If the slot has a later frame by then
+	 * (a thread running on another CPU has often moved on a few calls
+	 * in the microsecond of the read), the entry read may be the
+	 * frame's or, if that call had begun by then, the later one's: the
+	 * job tells them apart by the receiver (sampler_frames_me_fits). */
 	slot = f[0].ep + SAMPLER_FRAMES_ENV_ME;
+	*me_sure = 1;
 	if (f[0].pc == NULL && nvals > 0 && f[0].ep != NULL && slot >= v0 &&
 	    slot < v0 + nvals && at >= w0 && at < w0 + nwin) {
-		const struct sampler_frames_cfp *g = &win2[at - w0];
-
-		*me = sampler_frames_same_c(g, &f[0]) && !RB_SPECIAL_CONST_P(vals[slot - v0]) ?
-		    vals[slot - v0] : 0;
+		*me = RB_SPECIAL_CONST_P(vals[slot - v0]) ? 0 : vals[slot - v0];
+		*me_sure = sampler_frames_still(win2, w0, nwin, at, f, nf > 1);
 	} else {
 		*me = sampler_frames_peek_me(at, &f[0]);
 	}
+	chain->me[0] = *me;
+	chain->me_sure[0] = *me_sure;
 	return 1;
 #else
 	(void)vm_thread;
@@ -447,6 +491,8 @@ sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VAL
 	(void)ident;
 	(void)grand;
 	(void)me;
+	(void)me_sure;
+	(void)chain;
 	return 0;
 #endif
 }
@@ -460,6 +506,33 @@ sampler_frames_is_me(VALUE me)
 	return !RB_SPECIAL_CONST_P(me) && sampler_frames_imemo_p(me, SAMPLER_FRAMES_IMEMO_MENT);
 #else
 	(void)me;
+	return 0;
+#endif
+}
+
+/* The owner of method entry ME (rb_method_entry_t: flags, defined
+ * class, definition, called id, owner). */
+#define SAMPLER_FRAMES_ME_OWNER	4
+
+int
+sampler_frames_me_fits(VALUE me, VALUE self)
+{
+#if SAMPLER_FRAMES_MIRROR
+	VALUE owner = ((const VALUE *)me)[SAMPLER_FRAMES_ME_OWNER];
+
+	/* rb_obj_is_kind_of raises for anything but a class or module, and
+	 * reads the class of SELF: a hidden object or an internal one has
+	 * none to read. */
+	if (RB_SPECIAL_CONST_P(owner) || (RB_BUILTIN_TYPE(owner) != RUBY_T_CLASS &&
+	    RB_BUILTIN_TYPE(owner) != RUBY_T_MODULE))
+		return 0;
+	if (!RB_SPECIAL_CONST_P(self) && (RBASIC_CLASS(self) == 0 ||
+	    RB_BUILTIN_TYPE(self) == RUBY_T_IMEMO || RB_BUILTIN_TYPE(self) == RUBY_T_NONE))
+		return 0;
+	return RTEST(rb_obj_is_kind_of(self, owner));
+#else
+	(void)me;
+	(void)self;
 	return 0;
 #endif
 }

@@ -648,21 +648,42 @@ void *sampler_frames_ec(void *vm_thread);
 void sampler_frames_poke(void *ec);
 /* Whether this Ruby's control frames are mirrored (1) or not (0). */
 int sampler_frames_mirrored(void);
+/* The innermost control frames a tick notes, from the innermost up
+ * (sampler_frames_peek, sampler_tick_chain). */
+#define SAMPLER_CHAIN	4
+struct sampler_chain {
+	int n;
+	/* Each frame's iseq word (0 for a C method's, an ifunc for a C
+	 * block's), pc (0 for both of those), environment and receiver. */
+	uintptr_t iseq[SAMPLER_CHAIN], pc[SAMPLER_CHAIN];
+	uintptr_t ep[SAMPLER_CHAIN], self[SAMPLER_CHAIN];
+	/* A C method's entry where it was read with the frames (or 0), and
+	 * whether the frame was still in its slot after (see
+	 * sampler_frames_peek). */
+	uintptr_t me[SAMPLER_CHAIN];
+	int me_sure[SAMPLER_CHAIN];
+};
 /* VM_THREAD's innermost control frame, the iseq words (0: a C frame)
  * of it and its caller, its pc and its caller's, what tells it from a
  * later frame in its slot, the caller's caller's iseq word and
- * environment, and a C frame's method entry (or 0), read
- * through the kernel from any thread, unchecked: 1, 0 (not read), or -1
- * (the kernel refuses).  Async-signal-safe. */
+ * environment, and a C frame's method entry (or 0) with whether the
+ * frame was still in its slot after the entry was read (*ME_SURE; if
+ * not, the entry may be a later call's), read through the kernel from
+ * any thread, unchecked: 1, 0 (not read), or -1 (the kernel refuses).
+ * Async-signal-safe. */
 int sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2],
     const VALUE **pc, const VALUE **caller_pc, uintptr_t ident[2], uintptr_t grand[2],
-    VALUE *me);
+    VALUE *me, int *me_sure, struct sampler_chain *chain);
 /* Whether control frame CFP (current thread, with the GVL) has
  * environment pointer EP. */
 int sampler_frames_has_ep(const void *cfp, uintptr_t ep);
 /* Whether ME, read by sampler_frames_peek with no GC step since, is a
  * method entry (with the GVL). */
 int sampler_frames_is_me(VALUE me);
+/* Whether the method entry ME (sampler_frames_is_me) can be the one of
+ * a C frame whose receiver was SELF, read with the frame, no GC step
+ * since: SELF is a kind of the method's owner (with the GVL). */
+int sampler_frames_me_fits(VALUE me, VALUE self);
 /* Whether control frame CFP (current thread, with the GVL) is the one
  * sampler_frames_peek told apart by IDENT. */
 int sampler_frames_is(const void *cfp, const uintptr_t ident[2]);

@@ -5,14 +5,15 @@
  * there, a caller's own work would go to its callees.  So on each tick
  * the worker notes the GVL holder's innermost control frame (address,
  * iseq word, environment and receiver, and a C frame's method entry) and
- * a little of its callers, and the job bills the stack cut at that frame
- * when the frame is still there, among the callers of the frame the job
- * finds (sampler_tick_cut); where the frame has returned since (a C
- * method with no safepoint in it never reaches the job), it is put back
- * on the part of the stack still the same.  A tick that finds the thread
- * in a GC step takes no sample (sampler_tick_in_gc).  stackprof and
- * vernier, which capture the stack in a signal handler on the thread,
- * are the reference: bench/accuracy/against compares with them.
+ * its callers (up to SAMPLER_CHAIN frames in all), and the job bills the
+ * stack cut at that frame when the frame is still there, among the
+ * callers of the frame the job finds (sampler_tick_cut); where the frame
+ * has returned since (a C method with no safepoint in it never reaches
+ * the job), it is put back on the part of the stack still the same.  A
+ * tick that finds the thread in a GC step takes no sample
+ * (sampler_tick_in_gc).  stackprof and vernier, which capture the stack
+ * in a signal handler on the thread, are the reference:
+ * bench/accuracy/against compares with them.
  *
  * The worker reads the holder's frame itself, in the timer signal's
  * handler or its own tick, never by signalling the holder: a signal
@@ -53,13 +54,18 @@ static _Alignas(64) struct {
 	atomic_uintptr_t ident[2];
 	atomic_uintptr_t grand[2];
 	atomic_uintptr_t me;
+	atomic_int me_sure;
 	atomic_uint_fast64_t gc_gen;
+	atomic_int chain_n;
+	atomic_uintptr_t chain[6][SAMPLER_CHAIN];	/* iseq, pc, ep, self, me, me_sure */
 } sampler_note;
 
 /* What the job reads of a note. */
 struct sampler_noted {
 	uintptr_t cfp, iseq, parent, pc, caller_pc, ident[2], grand[2], me;
+	int me_sure;
 	uint_fast64_t gc_gen;
+	struct sampler_chain chain;
 };
 
 /* The innermost frames of a stack that sampler_tick_seen remembers. */
@@ -176,7 +182,8 @@ sampler_tick_note(uint_fast64_t tick)
 	uintptr_t ident[2], grand[2];
 	uint_fast64_t gc_gen;
 	VALUE iseqs[2], me;
-	int r;
+	struct sampler_chain chain;
+	int i, r, me_sure;
 
 	if (!atomic_load_explicit(&sampler.noting, memory_order_relaxed) ||
 	    (holder = atomic_load(&sampler.gvl_holder)) == 0)
@@ -186,7 +193,7 @@ sampler_tick_note(uint_fast64_t tick)
 	/* Before the frame: no object alive then dies until the next. */
 	gc_gen = atomic_load(&sampler.gc_gen);
 	r = sampler_frames_peek((void *)holder, &cfp, iseqs, &pc, &caller_pc, ident, grand,
-	    &me);
+	    &me, &me_sure, &chain);
 	if (r < 0) {
 		atomic_store(&sampler.noting, 0);	/* the kernel will not read for us */
 		return;
@@ -205,7 +212,18 @@ sampler_tick_note(uint_fast64_t tick)
 	atomic_store_explicit(&sampler_note.grand[0], grand[0], memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.grand[1], grand[1], memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.me, (uintptr_t)me, memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.me_sure, me_sure, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.gc_gen, gc_gen, memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.chain_n, chain.n, memory_order_relaxed);
+	for (i = 0; i < chain.n; i++) {
+		atomic_store_explicit(&sampler_note.chain[0][i], chain.iseq[i], memory_order_relaxed);
+		atomic_store_explicit(&sampler_note.chain[1][i], chain.pc[i], memory_order_relaxed);
+		atomic_store_explicit(&sampler_note.chain[2][i], chain.ep[i], memory_order_relaxed);
+		atomic_store_explicit(&sampler_note.chain[3][i], chain.self[i], memory_order_relaxed);
+		atomic_store_explicit(&sampler_note.chain[4][i], chain.me[i], memory_order_relaxed);
+		atomic_store_explicit(&sampler_note.chain[5][i], (uintptr_t)chain.me_sure[i],
+		    memory_order_relaxed);
+	}
 	atomic_store_explicit(&sampler_note.tick, tick, memory_order_release);
 }
 
@@ -216,6 +234,7 @@ sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
 {
 	uint_fast64_t before = atomic_load_explicit(&sampler_note.tick, memory_order_acquire);
 	uintptr_t th;
+	int i;
 
 	if (before == 0 || before != tick)
 		return 0;
@@ -230,7 +249,20 @@ sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
 	n->grand[0] = atomic_load_explicit(&sampler_note.grand[0], memory_order_relaxed);
 	n->grand[1] = atomic_load_explicit(&sampler_note.grand[1], memory_order_relaxed);
 	n->me = atomic_load_explicit(&sampler_note.me, memory_order_relaxed);
+	n->me_sure = atomic_load_explicit(&sampler_note.me_sure, memory_order_relaxed);
 	n->gc_gen = atomic_load_explicit(&sampler_note.gc_gen, memory_order_relaxed);
+	n->chain.n = atomic_load_explicit(&sampler_note.chain_n, memory_order_relaxed);
+	if (n->chain.n < 0 || n->chain.n > SAMPLER_CHAIN)
+		n->chain.n = 0;
+	for (i = 0; i < n->chain.n; i++) {
+		n->chain.iseq[i] = atomic_load_explicit(&sampler_note.chain[0][i], memory_order_relaxed);
+		n->chain.pc[i] = atomic_load_explicit(&sampler_note.chain[1][i], memory_order_relaxed);
+		n->chain.ep[i] = atomic_load_explicit(&sampler_note.chain[2][i], memory_order_relaxed);
+		n->chain.self[i] = atomic_load_explicit(&sampler_note.chain[3][i], memory_order_relaxed);
+		n->chain.me[i] = atomic_load_explicit(&sampler_note.chain[4][i], memory_order_relaxed);
+		n->chain.me_sure[i] = (int)atomic_load_explicit(&sampler_note.chain[5][i],
+		    memory_order_relaxed);
+	}
 	atomic_thread_fence(memory_order_acquire);
 	return atomic_load_explicit(&sampler_note.tick, memory_order_relaxed) == before &&
 	    th == (uintptr_t)vm_thread;
@@ -449,41 +481,78 @@ sampler_tick_cut_cc(struct sampler_thread *td, const struct sampler_noted *n)
 	return 1;
 }
 
-/* The method entry of the C frame noted in N, where the job may name it
+/* The method entry ME of a C frame with receiver SELF noted in N (SURE:
+ * see sampler_frames_peek), where the job may name it
  * for TD: read with the frame, and alive (no GC step since, and it is
  * one; or one of TD's stacks had it lately, and the cache marks it);
- * else 0. */
+ * else 0.  With no GC step since, the frame's receiver must be a kind of
+ * the entry's owner, which tells a later call on another receiver (the
+ * entry may be a later call's, see sampler_frames_peek); after one,
+ * only an entry the worker was sure of is taken. */
 static VALUE
-sampler_tick_me(struct sampler_thread *td, const struct sampler_noted *n)
+sampler_tick_me_of(struct sampler_thread *td, const struct sampler_noted *n, VALUE me,
+    int sure, VALUE self)
 {
-	VALUE me = (VALUE)n->me;
+	VALUE *slot;
 
 	if (me == 0)
 		return 0;
-	if (*sampler_tick_slot_me(td, me) == me)
-		return me;
-	if (n->gc_gen != atomic_load(&sampler.gc_gen) || !sampler_frames_is_me(me))
+	slot = sampler_tick_slot_me(td, me);
+	if (n->gc_gen == atomic_load(&sampler.gc_gen)) {
+		if (!sampler_frames_is_me(me) || !sampler_frames_me_fits(me, self))
+			return 0;
+	} else if (!sure || *slot != me) {
 		return 0;
-	sampler_wb(me);
-	*sampler_tick_slot_me(td, me) = me;
+	}
+	if (*slot != me) {
+		sampler_wb(me);
+		*slot = me;
+	}
 	return me;
 }
 
-/* The frame of the C method noted in N, called by a Ruby frame: by its
- * method entry (sampler_tick_me), or else by what TD's job has seen its
- * call site call; 0 if neither. */
+/* The same for the C frame noted in N itself. */
+static VALUE
+sampler_tick_me(struct sampler_thread *td, const struct sampler_noted *n)
+{
+	return sampler_tick_me_of(td, n, (VALUE)n->me, n->me_sure, (VALUE)n->ident[1]);
+}
+
+/*
+ * The frame of a C method with entry ME (or 0) called by a Ruby frame
+ * running iseq CALLER from call site SITE: ME, or else what TD's job has
+ * seen that call site call; 0 if neither.  With LEARN, an entry known is
+ * remembered for the call site: most call sites call one method, and the
+ * entry read with a short method is often not known (see
+ * sampler_frames_peek).  Only what the job saw itself, or an entry the
+ * worker read with its frame and caller standing still, is learnt: a
+ * frame and its caller's pc read a moment apart may be two calls.
+ */
+static VALUE
+sampler_tick_site(struct sampler_thread *td, VALUE me, uintptr_t site, uintptr_t caller,
+    int learn)
+{
+	struct sampler_seen_c *c = sampler_tick_slot_c(td, (const VALUE *)site);
+
+	if (me != 0 && !learn)
+		return me;
+	if (me != 0) {
+		c->site = (const VALUE *)site;
+		c->caller = (VALUE)caller;
+		c->frame = me;	/* marked: sampler_tick_me_of */
+		return me;
+	}
+	if ((uintptr_t)c->site == site && (uintptr_t)c->caller == caller)
+		return c->frame;
+	return 0;
+}
+
+/* The frame of the C method noted in N, called by a Ruby frame. */
 static VALUE
 sampler_tick_c_frame(struct sampler_thread *td, const struct sampler_noted *n)
 {
-	struct sampler_seen_c *c;
-	VALUE me = sampler_tick_me(td, n);
-
-	if (me != 0)
-		return me;
-	c = sampler_tick_slot_c(td, (const VALUE *)n->caller_pc);
-	if ((uintptr_t)c->site == n->caller_pc && (uintptr_t)c->caller == n->parent)
-		return c->frame;
-	return 0;
+	return sampler_tick_site(td, sampler_tick_me(td, n), n->caller_pc, n->parent,
+	    n->me_sure);
 }
 
 /* Put the C method FRAME on TD's captured stack as the callee of entry
@@ -541,6 +610,91 @@ sampler_tick_regrow2(struct sampler_thread *td, int k, VALUE frame,
 }
 
 /*
+ * In the job: the frame noted at the tick has returned since, and its
+ * callers with it up to one that is still entry J of TD's captured stack
+ * (its K-th caller: the same control frame, environment, and iseq or
+ * receiver).  A thread on another CPU than the worker's runs on for the
+ * microseconds the worker reads, and a short method and its callers are
+ * often gone by the job.  Put the K frames back on top of entry J, as
+ * the frames the time went to, when each is known: a Ruby frame by its
+ * own iseq among the frames seen on top before, a C method by its entry
+ * (sampler_tick_me_of) or what its call site was seen to call; a C
+ * block (an ifunc) is left out, as rb_profile_frames leaves it.  1 if
+ * put back; 0 where a frame is not known, no caller noted is still
+ * there, or the stack is full.
+ */
+static int
+sampler_tick_chain(struct sampler_thread *td, const struct sampler_noted *n)
+{
+	const struct sampler_chain *c = &n->chain;
+	VALUE frames[SAMPLER_CHAIN], owns[SAMPLER_CHAIN];
+	int lines[SAMPLER_CHAIN];
+	uintptr_t cfp = 0;
+	int i, j = -1, k, m = 0, shift;
+
+	for (k = 1; k < c->n && j < 0; k++) {
+		cfp = (uintptr_t)sampler_frames_nth((const void *)n->cfp, k);
+		j = sampler_tick_entry(td, cfp);
+	}
+	if (j < 0)
+		return 0;
+	k--;
+	if (c->pc[k] != 0) {
+		if ((uintptr_t)td->own[j] != c->iseq[k] ||
+		    !sampler_frames_has_ep((const void *)cfp, c->ep[k]))
+			return 0;
+	} else {
+		uintptr_t ident[2] = { c->ep[k], c->self[k] };
+
+		if (c->iseq[k] != 0 || td->own[j] != 0 ||
+		    !sampler_frames_is((const void *)cfp, ident))
+			return 0;
+	}
+	/* The frames gone, outermost first, so that a C method's caller is
+	 * known (and its iseq alive) before its call site is used. */
+	for (i = k - 1; i >= 0; i--) {
+		if (c->pc[i] != 0) {
+			struct sampler_seen *s = sampler_tick_slot(td, (VALUE)c->iseq[i]);
+
+			if (s->own != (VALUE)c->iseq[i])
+				return 0;
+			frames[m] = s->frame;
+			owns[m] = s->own;
+			lines[m++] = i == 0 && sampler.cfg.lines ?
+			    sampler_frames_line((VALUE)n->iseq, (const VALUE *)n->pc) : s->line;
+		} else if (c->iseq[i] == 0) {
+			VALUE me = sampler_tick_me_of(td, n, (VALUE)c->me[i], c->me_sure[i],
+			    (VALUE)c->self[i]);
+
+			if (c->pc[i + 1] != 0)
+				me = sampler_tick_site(td, me, c->pc[i + 1], c->iseq[i + 1],
+				    c->me_sure[i]);
+			if (me == 0)
+				return 0;
+			frames[m] = me;
+			owns[m] = 0;
+			lines[m++] = 0;
+		}
+	}
+	if (m == 0)
+		return 0;
+	shift = j < m ? m - j : 0;
+	if (!sampler_tick_shift(td, shift))
+		return 0;
+	j += shift;
+	for (i = 0; i < m; i++) {	/* frames[0] is the outermost */
+		if (owns[i] == 0)
+			sampler_wb(frames[i]);
+		td->stack[j - 1 - i] = frames[i];
+		td->own[j - 1 - i] = owns[i];
+		td->lines[j - 1 - i] = lines[i] > 0 ? lines[i] : 0;
+	}
+	td->top = j - m;
+	sampler_tick_unplace(td);
+	return 1;
+}
+
+/*
  * In the job: the tick found the thread in a C method, called by a frame
  * running N->parent from call site N->caller_pc.  A C method's return is
  * a safepoint with its frame still on top, so the job often runs at the
@@ -566,7 +720,7 @@ sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
 	int j;
 
 	if (n->parent == 0 || n->caller_pc == 0)
-		return sampler_tick_cut_cc(td, n);
+		return sampler_tick_cut_cc(td, n) || sampler_tick_chain(td, n);
 	j = sampler_tick_index(td, (uintptr_t)sampler_frames_nth((const void *)n->cfp, 1));
 	if (j < 0 || (uintptr_t)td->own[j] != n->parent) {
 		/* The caller returned too: is its caller still there? */
@@ -575,7 +729,7 @@ sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
 		if (j < 0 || n->grand[0] == 0 || (uintptr_t)td->own[j] != n->grand[0] ||
 		    (cfp = sampler_tick_cfp(td, j)) == 0 ||
 		    !sampler_frames_has_ep((const void *)cfp, n->grand[1]))
-			return 0;
+			return sampler_tick_chain(td, n);
 		return sampler_tick_regrow2(td, j, sampler_tick_c_frame(td, n), n);
 	}
 	if ((cfp = sampler_tick_cfp(td, j)) == 0)
@@ -586,6 +740,8 @@ sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
 		 * block). */
 		if (td->own[j - 1] != 0 || j == 1)
 			return 0;
+		if (!RB_SPECIAL_CONST_P(td->stack[j - 1]))	/* the job's own */
+			sampler_tick_site(td, td->stack[j - 1], n->caller_pc, n->parent, 1);
 		td->top = j - 1;
 		return 1;
 	}
@@ -608,11 +764,13 @@ sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
  * callers are at higher addresses (entry j's frame is above entry 0's).
  * The cut only moves TD->top, where sampler_record starts.  When the
  * noted frame was instead called by the leaf and has returned since, it
- * is put back (sampler_tick_regrow).  With --lines the noted frame gets
- * the line of the pc noted, the line that ran when the timer fired (with
- * YJIT, the last one it saved).  A C frame noted is sampler_tick_cut_c's.
- * 1 if changed; where the noted frame is the leaf, or is gone otherwise,
- * or the control frames could not be paired with TD's stack, the stack
+ * is put back (sampler_tick_regrow); where it has returned with some of
+ * its callers, they are put back on the first caller still there
+ * (sampler_tick_chain).  With --lines the noted frame gets the line of
+ * the pc noted, the line that ran when the timer fired (with YJIT, the
+ * last one it saved).  A C frame noted is sampler_tick_cut_c's.  1 if
+ * changed; where the noted frame is the leaf, or is gone otherwise, or
+ * the control frames could not be paired with TD's stack, the stack
  * stays.
  */
 int
@@ -635,11 +793,11 @@ sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick)
 		return 0;
 	}
 	if (leaf != 0 && leaf > noted.cfp)
-		return sampler_tick_regrow(td, &noted);
+		return sampler_tick_regrow(td, &noted) || sampler_tick_chain(td, &noted);
 	j = sampler_tick_index(td, noted.cfp);
 	if (j <= 0 || sampler_tick_cfp(td, j) != noted.cfp ||
 	    (uintptr_t)td->own[j] != noted.iseq)
-		return 0;
+		return sampler_tick_chain(td, &noted);
 	td->top = j;	/* no frame is moved: the record starts there */
 	sampler_tick_line(td, j, &noted);
 	return 1;
