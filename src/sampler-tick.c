@@ -547,12 +547,13 @@ sampler_tick_site(struct sampler_thread *td, VALUE me, uintptr_t site, uintptr_t
 	return 0;
 }
 
-/* The frame of the C method noted in N, called by a Ruby frame. */
+/* The frame of the C method noted in N, called by a Ruby frame (whose
+ * iseq, read after the GC steps were counted, is alive if none ran). */
 static VALUE
 sampler_tick_c_frame(struct sampler_thread *td, const struct sampler_noted *n)
 {
 	return sampler_tick_site(td, sampler_tick_me(td, n), n->caller_pc, n->parent,
-	    n->me_sure);
+	    n->me_sure && n->gc_gen == atomic_load(&sampler.gc_gen));
 }
 
 /* Put the C method FRAME on TD's captured stack as the callee of entry
