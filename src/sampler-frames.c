@@ -315,9 +315,11 @@ sampler_frames_peek_me(const struct sampler_frames_cfp *at,
  * caller's into *CALLER_PC, what tells it from a later frame in the
  * same slot (its environment pointer and receiver) into IDENT, the iseq
  * word (0: a C frame, or none) and environment pointer of the caller's
- * caller into GRAND, and for a C frame its method entry (or 0) into
- * *ME: 1, 0 (nothing read that looks right), or -1 (the kernel will not
- * let us read).  From another thread, without the GVL, while the thread
+ * caller into GRAND, for a C frame its method entry (or 0) into *ME
+ * and whether it was read with the frame standing still into *ME_SURE,
+ * and the frame with up to SAMPLER_CHAIN - 1 callers into CHAIN: 1, 0
+ * (nothing read that looks right), or -1 (the kernel will not let us
+ * read).  From another thread, without the GVL, while the thread
  * runs or ends: every word goes through the kernel, and what it gives is
  * a guess the job checks.
  *

@@ -668,9 +668,9 @@ struct sampler_chain {
  * later frame in its slot, the caller's caller's iseq word and
  * environment, and a C frame's method entry (or 0) with whether the
  * frame was still in its slot after the entry was read (*ME_SURE; if
- * not, the entry may be a later call's), read through the kernel from
- * any thread, unchecked: 1, 0 (not read), or -1 (the kernel refuses).
- * Async-signal-safe. */
+ * not, the entry may be a later call's), and the frame and its callers
+ * (CHAIN), read through the kernel from any thread, unchecked: 1, 0 (not
+ * read), or -1 (the kernel refuses).  Async-signal-safe. */
 int sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2],
     const VALUE **pc, const VALUE **caller_pc, uintptr_t ident[2], uintptr_t grand[2],
     VALUE *me, int *me_sure, struct sampler_chain *chain);
