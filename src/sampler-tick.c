@@ -40,9 +40,10 @@
 /* The last tick's note: the holder's VM record, its innermost control
  * frame, the iseq words of that frame and its caller, their pcs, what
  * tells that frame from a later one in its slot, the caller's caller's
- * iseq word and environment, a C frame's method entry, and the GC steps
- * begun before it was read; TICK is written last (0 while the others
- * change). */
+ * iseq word and environment, a C frame's method entry and whether it was
+ * read standing still, the GC steps begun before it was read, and the
+ * chain of the frame and its callers (a row for each field of struct
+ * sampler_chain); TICK is written last (0 while the others change). */
 static _Alignas(64) struct {
 	atomic_uint_fast64_t tick;
 	atomic_uintptr_t vm_thread;
