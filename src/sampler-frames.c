@@ -310,18 +310,14 @@ sampler_frames_peek_me(const struct sampler_frames_cfp *at,
 
 /*
  * The innermost control frame of the thread whose VM record is VM_THREAD
- * (current context) and the iseq words (0 for a C frame) of it and of its
- * caller, into *CFP, ISEQS[0] and ISEQS[1], its pc into *PC and its
- * caller's into *CALLER_PC, what tells it from a later frame in the
- * same slot (its environment pointer and receiver) into IDENT, the iseq
- * word (0: a C frame, or none) and environment pointer of the caller's
- * caller into GRAND, for a C frame its method entry (or 0) into *ME
- * and whether it was read with the frame standing still into *ME_SURE,
- * and the frame with up to SAMPLER_CHAIN - 1 callers into CHAIN: 1, 0
+ * (current context) into *CFP, and it and its callers, up to
+ * SAMPLER_CHAIN frames, into CHAIN: each one's iseq word, pc,
+ * environment pointer and receiver, and for a C frame its method entry
+ * (or 0) with whether it was read with the frame standing still: 1, 0
  * (nothing read that looks right), or -1 (the kernel will not let us
- * read).  From another thread, without the GVL, while the thread
- * runs or ends: every word goes through the kernel, and what it gives is
- * a guess the job checks.
+ * read).  From another thread, without the GVL, while the thread runs or
+ * ends: every word goes through the kernel, and what it gives is a guess
+ * the job checks.
  *
  * The frame must be the one the context's frame pointer showed: read a
  * moment later, its slot may hold a later call at the same depth (a C
@@ -338,9 +334,7 @@ sampler_frames_peek_me(const struct sampler_frames_cfp *at,
  * Async-signal-safe.
  */
 int
-sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VALUE **pc,
-    const VALUE **caller_pc, uintptr_t ident[2], uintptr_t grand[2], VALUE *me,
-    int *me_sure, struct sampler_chain *chain)
+sampler_frames_peek(void *vm_thread, const void **cfp, struct sampler_chain *chain)
 {
 #if SAMPLER_FRAMES_MIRROR
 	struct sampler_frames_cfp win[SAMPLER_FRAMES_WINDOW], win2[SAMPLER_FRAMES_WINDOW];
@@ -432,68 +426,40 @@ sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2], const VAL
 	sampler_frames_last.cfp = (uintptr_t)at;
 	sampler_frames_last.sp = f[0].sp;
 	*cfp = at;
-	*pc = f[0].pc;
-	*caller_pc = f[1].pc;
-	ident[0] = (uintptr_t)f[0].ep;
-	ident[1] = (uintptr_t)f[0].self;
-	grand[0] = f[2].pc != NULL ? (uintptr_t)f[2].iseq : 0;
-	grand[1] = (uintptr_t)f[2].ep;
-	for (i = 0; i < 2; i++)
-		iseqs[i] = f[i].pc != NULL ? f[i].iseq : 0;
-	/* The chain: the frames, and the entries of the C methods among
-	 * the callers where the values read hold them (for sure if the
-	 * slot held the frame still when the window was read again). */
+	/* A C frame's method entry: read with the frame, or else (the
+	 * innermost one) after.  The values are the frame's for sure if its
+	 * slot held it still when the window was read again after them (the
+	 * next C call from the same caller takes the same slot and
+	 * environment, but not as a rule the same receiver), and its
+	 * caller's pc had not moved (the caller's pc is read after the
+	 * frame, and a return and the next call may come between).  If the
+	 * slot has a later frame by then (a thread running on another CPU
+	 * has often moved on a few calls in the microsecond of the read),
+	 * the entry read may be the frame's or, if that call had begun by
+	 * then, the later one's: the job tells them apart by the receiver
+	 * (sampler_frames_me_fits). */
 	chain->n = nf;
 	for (i = 0; i < nf; i++) {
-		const VALUE *s = f[i].ep + SAMPLER_FRAMES_ENV_ME;
-
+		slot = f[i].ep + SAMPLER_FRAMES_ENV_ME;
 		chain->iseq[i] = (uintptr_t)f[i].iseq;
 		chain->pc[i] = (uintptr_t)f[i].pc;
 		chain->ep[i] = (uintptr_t)f[i].ep;
 		chain->self[i] = (uintptr_t)f[i].self;
 		chain->me[i] = 0;
-		chain->me_sure[i] = 0;
-		if (i > 0 && f[i].pc == NULL && f[i].iseq == 0 && f[i].ep != NULL &&
-		    nvals > 0 && s >= v0 && s < v0 + nvals && at + i < w0 + nwin && at >= w0 &&
-		    !RB_SPECIAL_CONST_P(vals[s - v0])) {
-			chain->me[i] = vals[s - v0];
+		chain->me_sure[i] = 1;
+		if (f[i].pc == NULL && f[i].ep != NULL && nvals > 0 && slot >= v0 &&
+		    slot < v0 + nvals && at >= w0 && at + i < w0 + nwin) {
+			chain->me[i] = RB_SPECIAL_CONST_P(vals[slot - v0]) ? 0 : vals[slot - v0];
 			chain->me_sure[i] = sampler_frames_still(win2, w0, nwin, at + i, f + i,
 			    i + 1 < nf);
+		} else if (i == 0) {
+			chain->me[i] = sampler_frames_peek_me(at, &f[0]);
 		}
 	}
-	/* A C frame's method entry: read with the frame, or else after.
-	 * The values are the frame's for sure if its slot held it still
-	 * when the window was read again after them (the next C call from
-	 * the same caller takes the same slot and environment, but not as a
-	 * rule the same receiver), and its caller's pc had not moved (the
-	 * caller's pc is read after the frame, and a return and the next
-	 * call may come between).  If the slot has a later frame by then
-	 * (a thread running on another CPU has often moved on a few calls
-	 * in the microsecond of the read), the entry read may be the
-	 * frame's or, if that call had begun by then, the later one's: the
-	 * job tells them apart by the receiver (sampler_frames_me_fits). */
-	slot = f[0].ep + SAMPLER_FRAMES_ENV_ME;
-	*me_sure = 1;
-	if (f[0].pc == NULL && nvals > 0 && f[0].ep != NULL && slot >= v0 &&
-	    slot < v0 + nvals && at >= w0 && at < w0 + nwin) {
-		*me = RB_SPECIAL_CONST_P(vals[slot - v0]) ? 0 : vals[slot - v0];
-		*me_sure = sampler_frames_still(win2, w0, nwin, at, f, nf > 1);
-	} else {
-		*me = sampler_frames_peek_me(at, &f[0]);
-	}
-	chain->me[0] = *me;
-	chain->me_sure[0] = *me_sure;
 	return 1;
 #else
 	(void)vm_thread;
 	(void)cfp;
-	(void)iseqs;
-	(void)pc;
-	(void)caller_pc;
-	(void)ident;
-	(void)grand;
-	(void)me;
-	(void)me_sure;
 	(void)chain;
 	return 0;
 #endif

@@ -663,17 +663,12 @@ struct sampler_chain {
 	uintptr_t me[SAMPLER_CHAIN];
 	int me_sure[SAMPLER_CHAIN];
 };
-/* VM_THREAD's innermost control frame, the iseq words (0: a C frame)
- * of it and its caller, its pc and its caller's, what tells it from a
- * later frame in its slot, the caller's caller's iseq word and
- * environment, and a C frame's method entry (or 0) with whether the
- * frame was still in its slot after the entry was read (*ME_SURE; if
- * not, the entry may be a later call's), and the frame and its callers
- * (CHAIN), read through the kernel from any thread, unchecked: 1, 0 (not
- * read), or -1 (the kernel refuses).  Async-signal-safe. */
-int sampler_frames_peek(void *vm_thread, const void **cfp, VALUE iseqs[2],
-    const VALUE **pc, const VALUE **caller_pc, uintptr_t ident[2], uintptr_t grand[2],
-    VALUE *me, int *me_sure, struct sampler_chain *chain);
+/* VM_THREAD's innermost control frame, and it and its callers with a C
+ * frame's method entry (or 0) and whether it was read with the frame
+ * standing still (if not, the entry may be a later call's), read through
+ * the kernel from any thread, unchecked: 1, 0 (not read), or -1 (the
+ * kernel refuses).  Async-signal-safe. */
+int sampler_frames_peek(void *vm_thread, const void **cfp, struct sampler_chain *chain);
 /* Whether control frame CFP (current thread, with the GVL) has
  * environment pointer EP. */
 int sampler_frames_has_ep(const void *cfp, uintptr_t ep);

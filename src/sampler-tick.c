@@ -38,30 +38,23 @@
 #include "sampler-int.h"
 
 /* The last tick's note: the holder's VM record, its innermost control
- * frame, the iseq words of that frame and its caller, their pcs, what
- * tells that frame from a later one in its slot, the caller's caller's
- * iseq word and environment, a C frame's method entry and whether it was
- * read standing still, the GC steps begun before it was read, and the
- * chain of the frame and its callers (a row for each field of struct
- * sampler_chain); TICK is written last (0 while the others change). */
+ * frame, the GC steps begun before it was read, and the chain of that
+ * frame and its callers (a row for each field of struct sampler_chain);
+ * TICK is written last (0 while the others change). */
 static _Alignas(64) struct {
 	atomic_uint_fast64_t tick;
 	atomic_uintptr_t vm_thread;
 	atomic_uintptr_t cfp;
-	atomic_uintptr_t iseq;
-	atomic_uintptr_t parent;
-	atomic_uintptr_t pc;
-	atomic_uintptr_t caller_pc;
-	atomic_uintptr_t ident[2];
-	atomic_uintptr_t grand[2];
-	atomic_uintptr_t me;
-	atomic_int me_sure;
 	atomic_uint_fast64_t gc_gen;
 	atomic_int chain_n;
 	atomic_uintptr_t chain[6][SAMPLER_CHAIN];	/* iseq, pc, ep, self, me, me_sure */
 } sampler_note;
 
-/* What the job reads of a note. */
+/* What the job reads of a note: the chain, and from it the frame's iseq
+ * word and its caller's (0 for a C frame), their pcs, what tells the
+ * frame from a later one in its slot (environment and receiver), the
+ * caller's caller's iseq word and environment, and a C frame's method
+ * entry and whether it was read standing still. */
 struct sampler_noted {
 	uintptr_t cfp, iseq, parent, pc, caller_pc, ident[2], grand[2], me;
 	int me_sure;
@@ -179,12 +172,9 @@ sampler_tick_note(uint_fast64_t tick)
 {
 	uintptr_t holder;
 	const void *cfp;
-	const VALUE *pc, *caller_pc;
-	uintptr_t ident[2], grand[2];
 	uint_fast64_t gc_gen;
-	VALUE iseqs[2], me;
 	struct sampler_chain chain;
-	int i, r, me_sure;
+	int i, r;
 
 	if (!atomic_load_explicit(&sampler.noting, memory_order_relaxed) ||
 	    (holder = atomic_load(&sampler.gvl_holder)) == 0)
@@ -193,8 +183,7 @@ sampler_tick_note(uint_fast64_t tick)
 	atomic_thread_fence(memory_order_release);
 	/* Before the frame: no object alive then dies until the next. */
 	gc_gen = atomic_load(&sampler.gc_gen);
-	r = sampler_frames_peek((void *)holder, &cfp, iseqs, &pc, &caller_pc, ident, grand,
-	    &me, &me_sure, &chain);
+	r = sampler_frames_peek((void *)holder, &cfp, &chain);
 	if (r < 0) {
 		atomic_store(&sampler.noting, 0);	/* the kernel will not read for us */
 		return;
@@ -203,17 +192,6 @@ sampler_tick_note(uint_fast64_t tick)
 		return;
 	atomic_store_explicit(&sampler_note.vm_thread, holder, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.cfp, (uintptr_t)cfp, memory_order_relaxed);
-	atomic_store_explicit(&sampler_note.iseq, (uintptr_t)iseqs[0], memory_order_relaxed);
-	atomic_store_explicit(&sampler_note.parent, (uintptr_t)iseqs[1], memory_order_relaxed);
-	atomic_store_explicit(&sampler_note.pc, (uintptr_t)pc, memory_order_relaxed);
-	atomic_store_explicit(&sampler_note.caller_pc, (uintptr_t)caller_pc,
-	    memory_order_relaxed);
-	atomic_store_explicit(&sampler_note.ident[0], ident[0], memory_order_relaxed);
-	atomic_store_explicit(&sampler_note.ident[1], ident[1], memory_order_relaxed);
-	atomic_store_explicit(&sampler_note.grand[0], grand[0], memory_order_relaxed);
-	atomic_store_explicit(&sampler_note.grand[1], grand[1], memory_order_relaxed);
-	atomic_store_explicit(&sampler_note.me, (uintptr_t)me, memory_order_relaxed);
-	atomic_store_explicit(&sampler_note.me_sure, me_sure, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.gc_gen, gc_gen, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.chain_n, chain.n, memory_order_relaxed);
 	for (i = 0; i < chain.n; i++) {
@@ -241,16 +219,6 @@ sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
 		return 0;
 	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
 	n->cfp = atomic_load_explicit(&sampler_note.cfp, memory_order_relaxed);
-	n->iseq = atomic_load_explicit(&sampler_note.iseq, memory_order_relaxed);
-	n->parent = atomic_load_explicit(&sampler_note.parent, memory_order_relaxed);
-	n->pc = atomic_load_explicit(&sampler_note.pc, memory_order_relaxed);
-	n->caller_pc = atomic_load_explicit(&sampler_note.caller_pc, memory_order_relaxed);
-	n->ident[0] = atomic_load_explicit(&sampler_note.ident[0], memory_order_relaxed);
-	n->ident[1] = atomic_load_explicit(&sampler_note.ident[1], memory_order_relaxed);
-	n->grand[0] = atomic_load_explicit(&sampler_note.grand[0], memory_order_relaxed);
-	n->grand[1] = atomic_load_explicit(&sampler_note.grand[1], memory_order_relaxed);
-	n->me = atomic_load_explicit(&sampler_note.me, memory_order_relaxed);
-	n->me_sure = atomic_load_explicit(&sampler_note.me_sure, memory_order_relaxed);
 	n->gc_gen = atomic_load_explicit(&sampler_note.gc_gen, memory_order_relaxed);
 	n->chain.n = atomic_load_explicit(&sampler_note.chain_n, memory_order_relaxed);
 	if (n->chain.n < 0 || n->chain.n > SAMPLER_CHAIN)
@@ -265,8 +233,20 @@ sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
 		    memory_order_relaxed);
 	}
 	atomic_thread_fence(memory_order_acquire);
-	return atomic_load_explicit(&sampler_note.tick, memory_order_relaxed) == before &&
-	    th == (uintptr_t)vm_thread;
+	if (atomic_load_explicit(&sampler_note.tick, memory_order_relaxed) != before ||
+	    th != (uintptr_t)vm_thread || n->chain.n < 2)
+		return 0;
+	n->iseq = n->chain.pc[0] != 0 ? n->chain.iseq[0] : 0;
+	n->parent = n->chain.pc[1] != 0 ? n->chain.iseq[1] : 0;
+	n->pc = n->chain.pc[0];
+	n->caller_pc = n->chain.pc[1];
+	n->ident[0] = n->chain.ep[0];
+	n->ident[1] = n->chain.self[0];
+	n->grand[0] = n->chain.n > 2 && n->chain.pc[2] != 0 ? n->chain.iseq[2] : 0;
+	n->grand[1] = n->chain.n > 2 ? n->chain.ep[2] : 0;
+	n->me = n->chain.me[0];
+	n->me_sure = n->chain.me_sure[0];
+	return 1;
 }
 
 /* The control frame of entry J of TD's captured stack, or NULL (a C
