@@ -531,6 +531,12 @@ sampler_timer_release(void)
 		sampler.timer_made = 0;
 	}
 	sampler_worker_quit();
+	/* Gone before the signal's old action is back: by now (the profile
+	 * built) it normally is, and the join costs nothing.  Linux discards a
+	 * signal still queued for it when the action becomes SIG_IGN, but
+	 * valgrind, which holds signals back to deliver them itself, does
+	 * not, and its worker was ended by the default action. */
+	sampler_worker_reap(0);
 	cpuclock_close(&sampler.probe);	/* if the worker did not get to it */
 	if (sampler.handler_set) {
 		sampler_ractor_quiesce(sampler.cfg.signal);
