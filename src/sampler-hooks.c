@@ -835,22 +835,23 @@ sampler_gc_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE kla
 	if (ev == AGG_GC_ENTER) {
 		td = sampler_thread_get(rb_thread_current());
 		sampler.gc_td = td;
-		sampler.gc_captured = 0;
 		agg_gc_enter(&sampler.gc, td != NULL, td != NULL ? sampler_clock_self(td) : 0);
+		/* The stack is taken now, before the marking: its frames are
+		 * then marked (and pinned) by this GC.  Taken after it (at
+		 * END_MARK, as once), they were not, and a compaction right
+		 * after moved them: the tables kept where they had been. */
+		if (td != NULL) {
+			sampler_capture(td, 1);
+			sampler_tick_seen_me(td);
+		}
 		return;
 	}
 	td = sampler.gc_td;
-	if (!agg_gc_bills(&sampler.gc, ev)) {
+	if (!agg_gc_bills(&sampler.gc, ev))
 		agg_gc_event(&sampler.gc, ev, 0, NULL, &state);
-	} else if ((w = agg_gc_event(&sampler.gc, ev, sampler_clock_self(td), &td->prev,
-	    &state)) > 0) {
-		if (!sampler.gc_captured) {
-			sampler_capture(td, 1);
-			sampler_tick_seen_me(td);
-			sampler.gc_captured = 1;
-		}
+	else if ((w = agg_gc_event(&sampler.gc, ev, sampler_clock_self(td), &td->prev,
+	    &state)) > 0)
 		sampler_record(td, w, state);
-	}
 	if (ev == AGG_GC_EXIT)
 		sampler.gc_td = NULL;
 }

@@ -464,7 +464,6 @@ struct sampler {
 	/* GC window in progress */
 	struct agg_gc_window gc;
 	struct sampler_thread *gc_td;	/* the thread billed for it */
-	int gc_captured;		/* gc_td's stack is taken */
 
 	/* The process's CPU time while armed: up to the last disarm, and
 	 * the reading at the last arm (for the unattributed time). */
@@ -558,12 +557,14 @@ void sampler_hooks_remove(void);
  * thousands of frames; an allocation-heavy program runs hundreds of
  * minor GCs a second).  So every frame VALUE put where sampler_mark finds
  * it goes through this first: a young one (new code) has the wrapper
- * remembered, and is marked, and promoted, at the next minor GC.
+ * remembered, and is marked, and promoted, at the next minor GC.  An old
+ * one too: between the steps of an incremental major GC, one not marked
+ * yet put in a wrapper marked already is marked by the barrier alone.
  */
 static inline void
 sampler_wb(VALUE v)
 {
-	if (!RB_SPECIAL_CONST_P(v) && !RB_OBJ_PROMOTED_RAW(v) && sampler.wrapper != Qfalse)
+	if (!RB_SPECIAL_CONST_P(v) && sampler.wrapper != Qfalse)
 		rb_gc_writebarrier(sampler.wrapper, v);
 }
 

@@ -3,6 +3,7 @@
 #   . "$TEST_SRCDIR/real-lib.sh"
 #   inc=$(real_ruby_libs ruby-sidekiq ruby-redis) || exit 1   # -I options
 #   port=$(free_port)
+#   dir=$(real_ruby_tests) || exit 1        # Ruby's own test suite
 #
 # Debian's pure-Ruby library packages are fetched with apt-get download
 # (never installed: a Debian ruby on the machine would change how Ruby's
@@ -42,6 +43,17 @@ real_puma_lib() {
 	"$TEST_SRCDIR/../bootstrap" --puma "$RUBY" 2>"${TRASH:-/tmp}/puma-bootstrap.err" || {
 		echo "real-lib: cannot provide Puma:" >&2
 		tail -n 5 "${TRASH:-/tmp}/puma-bootstrap.err" >&2
+		return 1
+	}
+}
+
+# Print the directory of the test suite of $RUBY (its test/ and tool/
+# directories, from the source package it was built from), unpacked
+# once per machine by the bootstrap (./bootstrap --ruby-tests).
+real_ruby_tests() {
+	"$TEST_SRCDIR/../bootstrap" --ruby-tests "$RUBY" 2>"${TRASH:-/tmp}/ruby-tests.err" || {
+		echo "real-lib: cannot provide the tests of $RUBY:" >&2
+		tail -n 5 "${TRASH:-/tmp}/ruby-tests.err" >&2
 		return 1
 	}
 }
