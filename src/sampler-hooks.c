@@ -577,7 +577,8 @@ sampler_job(void *arg)
 	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
 	    sampler.forked)
 		return;
-	td = sampler_thread_current();
+	if ((td = sampler_thread_current()) == NULL)
+		return;		/* past its THREAD_END: nothing to sample */
 	if (td->ractor != 0) {
 		sampler_job_ractor(td);
 		return;
@@ -750,7 +751,8 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	if (td == NULL && (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) &&
 	    atomic_load(&sampler.armed) && !atomic_load(&sampler.building) &&
 	    data->thread == rb_thread_current() &&
-	    (atomic_load(&sampler.noting) || !sampler_ractor_main()))
+	    (atomic_load(&sampler.noting) || !sampler_ractor_main()) &&
+	    !sampler_thread_ended(data->thread))
 		td = sampler_thread_create(data->thread);
 	if (td != NULL && td->ractor < 0 && (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) &&
 	    data->thread == rb_thread_current())
@@ -784,7 +786,7 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	if (atomic_load(&sampler.building))
 		return;
 	if (td == NULL) {
-		if (data->thread != rb_thread_current())
+		if (data->thread != rb_thread_current() || sampler_thread_ended(data->thread))
 			return;
 		sampler_thread_create(data->thread);
 		return;
@@ -890,7 +892,7 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 		}
 	}
 	sampler_thread_save_name(td);
-	sampler_thread_free(td);
+	sampler_thread_end(td);
 }
 
 /* Add the GC and thread hooks and, in wall mode or when ticks are

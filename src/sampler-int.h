@@ -617,10 +617,14 @@ void sampler_locks_init(void);
  * key and the fork handlers, made once) by sampler_threads_release. */
 void sampler_threads_init(void);
 void sampler_threads_release(void);
-/* The record of THREAD, or NULL; make the current thread's; either. */
+/* The record of THREAD, or NULL; make the current thread's; either (NULL
+ * past the thread's THREAD_END). */
 struct sampler_thread *sampler_thread_get(VALUE thread);
 struct sampler_thread *sampler_thread_create(VALUE thread);
 struct sampler_thread *sampler_thread_current(void);
+/* Whether THREAD is past its THREAD_END; drop TD there, for good. */
+int sampler_thread_ended(VALUE thread);
+void sampler_thread_end(struct sampler_thread *td);
 /* TD (M:N) runs from now on this native thread (ON), or stops. */
 void sampler_thread_mn_run(struct sampler_thread *td, int on);
 /* Open TD's fast CPU clock (cpu mode, on TD's own thread). */

@@ -21,11 +21,45 @@ static int sampler_key_made;
 static rb_internal_thread_specific_key_t sampler_key;
 static rb_internal_thread_specific_key_t sampler_born_key;
 
+/*
+ * What a thread's slot holds once THREAD_END has billed and dropped its
+ * record.  Ruby code may still run on the thread after that event: a
+ * fiber scheduler's unblock hook, run as the thread wakes a fiber that
+ * joined it, takes a lock and writes to a pipe, so the thread leaves and
+ * takes the GVL again.  A record made for it then was never dropped (no
+ * second THREAD_END), and outlived the Thread object it names: the
+ * profile's end read the frames of whatever object took its slot
+ * (TypeError, SIGSEGV, a lost profile; Ruby's test/fiber).  Such a
+ * thread gets no record: its last moments are billed at its exit
+ * (sampler_bill_exit), as the teardown after THREAD_END is.
+ */
+static char sampler_thread_ended_mark;
+#define SAMPLER_THREAD_ENDED	((void *)&sampler_thread_ended_mark)
+
 /* The record of THREAD, or NULL. */
 struct sampler_thread *
 sampler_thread_get(VALUE thread)
 {
-	return rb_internal_thread_specific_get(thread, sampler.key);
+	void *p = rb_internal_thread_specific_get(thread, sampler.key);
+
+	return p == SAMPLER_THREAD_ENDED ? NULL : p;
+}
+
+/* Whether THREAD's record was dropped at its THREAD_END. */
+int
+sampler_thread_ended(VALUE thread)
+{
+	return rb_internal_thread_specific_get(thread, sampler.key) == SAMPLER_THREAD_ENDED;
+}
+
+/* THREAD_END, on the thread: drop its record (TD) for good. */
+void
+sampler_thread_end(struct sampler_thread *td)
+{
+	VALUE thread = td->thread;
+
+	sampler_thread_free(td);
+	rb_internal_thread_specific_set(thread, sampler.key, SAMPLER_THREAD_ENDED);
 }
 
 /* Make the record of the current thread (with the GVL, on that thread). */
@@ -64,14 +98,17 @@ sampler_thread_create(VALUE thread)
 	return td;
 }
 
-/* The current thread's record, made if needed. */
+/* The current thread's record, made if needed; NULL on a thread past
+ * its THREAD_END. */
 struct sampler_thread *
 sampler_thread_current(void)
 {
 	VALUE thread = rb_thread_current();
 	struct sampler_thread *td = sampler_thread_get(thread);
 
-	return td != NULL ? td : sampler_thread_create(thread);
+	if (td != NULL)
+		return td;
+	return sampler_thread_ended(thread) ? NULL : sampler_thread_create(thread);
 }
 
 /*

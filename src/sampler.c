@@ -36,11 +36,13 @@ sampler_default_signal(void)
 static void
 sampler_arm(int on)
 {
+	struct sampler_thread *td;
+
 	if (on) {
 		sampler_read_clock(CLOCK_PROCESS_CPUTIME_ID, &sampler.proc_cpu_at);
 		sampler_reset_baselines();
-		if (atomic_load(&sampler.noting))
-			sampler_tick_holder(sampler_thread_current()->vm_thread, 1);
+		if (atomic_load(&sampler.noting) && (td = sampler_thread_current()) != NULL)
+			sampler_tick_holder(td->vm_thread, 1);
 		atomic_store(&sampler.armed, 1);
 		if (sampler.cfg.alloc_only)
 			;	/* -m alloc: no timer */
@@ -69,8 +71,10 @@ sampler_disarm_here(void)
 {
 	struct sampler_thread *td = sampler_thread_current();
 
-	sampler_capture(td, 1);
-	sampler_bill_rest(td, sampler_clock_self(td));
+	if (td != NULL) {
+		sampler_capture(td, 1);
+		sampler_bill_rest(td, sampler_clock_self(td));
+	}
 	sampler_arm(0);
 }
 
@@ -361,7 +365,8 @@ sampler_set_label_set(int id)
 
 	if (!sampler_running())
 		return;
-	td = sampler_thread_current();
+	if ((td = sampler_thread_current()) == NULL)
+		return;
 	if (td->gc_deferred && td->label_set != id) {
 		td->gc_deferred = 0;
 		sampler_bill_now();
@@ -375,12 +380,14 @@ sampler_set_label_set(int id)
 static void
 sampler_control_job(void *arg)
 {
+	struct sampler_thread *td;
 	struct profile *p;
 
 	if (!sampler_running())
 		return;
 	if (atomic_exchange(&sampler.pending_resolve, 0) && atomic_load(&sampler.armed) &&
-	    !atomic_load(&sampler.building) && sampler_thread_current()->ractor == 0)
+	    !atomic_load(&sampler.building) && (td = sampler_thread_current()) != NULL &&
+	    td->ractor == 0)
 		sampler_resolve_pending();
 	if (atomic_exchange(&sampler.pending_arm, 0) && !atomic_load(&sampler.armed))
 		sampler_arm(1);

@@ -53,4 +53,39 @@ for spec in test_array:/gc_compact/:TestArray test_method:/compact/:TestMethod \
 	done
 done
 
+# Ruby's own test fiber scheduler (test/fiber/scheduler.rb): a fiber
+# that waits for a process gets it from a thread it joins, and as that
+# thread ends, Ruby runs the scheduler's unblock hook on it, after its
+# THREAD_END (a lock, a write to a pipe: the thread takes the GVL again).
+# A record made for the thread then outlived it; the profile's end read
+# the frames of whatever took the Thread object's slot: SIGSEGV, or a
+# lost profile ("internal error while saving the profile").
+cat >scheduled.rb <<RUBY
+require "$dir/test/fiber/scheduler"
+5.times do
+  Thread.new do
+    Fiber.set_scheduler(Scheduler.new)
+    Fiber.schedule { Process.wait(Process.spawn("true")) }
+  end.join
+end
+GC.start
+s = 0
+300_000.times { |i| s += i }
+puts "done #{s}"
+RUBY
+
+for mode in cpu wall alloc; do
+	case $mode in
+	cpu) opts= ;;
+	wall) opts="-m wall" ;;
+	alloc) opts="--alloc --alloc-rate 64" ;;
+	esac
+	test_expect_success "threads a fiber scheduler wakes from as they end ($mode)" "
+		\"\$RPERF\" record -q $opts -o sched.$mode.data scheduled.rb >sched.$mode.out &&
+		grep -q '^done 44999850000\$' sched.$mode.out &&
+		\"\$RPERF\" report --format folded sched.$mode.data >sched.$mode.folded &&
+		grep -q 'Integer#times' sched.$mode.folded
+	"
+done
+
 test_done
