@@ -153,6 +153,32 @@ vm_finish_body(VALUE arg)
 	return Qnil;
 }
 
+/* Body of vm_finish_error's rb_protect: EXC's message as a String. */
+static VALUE
+vm_exc_message(VALUE exc)
+{
+	return rb_obj_as_string(rb_funcall(exc, rb_intern("message"), 0));
+}
+
+/* Say that saving the profile raised EXC (what, where it can be told). */
+static void
+vm_finish_error(VALUE exc)
+{
+	VALUE msg = Qnil;
+	int state = 0;
+
+	if (!NIL_P(exc) && rb_obj_is_kind_of(exc, rb_eException)) {
+		msg = rb_protect(vm_exc_message, exc, &state);
+		if (state == 0 && RB_TYPE_P(msg, T_STRING))
+			error_print("internal error while saving the profile: %s: %.*s",
+			    rb_obj_classname(exc), (int)RSTRING_LEN(msg), RSTRING_PTR(msg));
+		rb_set_errinfo(Qnil);
+		if (state == 0 && RB_TYPE_P(msg, T_STRING))
+			return;
+	}
+	error_print("internal error while saving the profile");
+}
+
 /* The end proc: the finish hook, once, never letting an exception out.
  * Its argument is marked by the GC as a VALUE, so it is Qnil and the
  * state is the file's own. */
@@ -170,7 +196,7 @@ vm_end_proc(VALUE arg)
 	errinfo = rb_errinfo();
 	rb_protect(vm_finish_body, Qnil, &state);
 	if (state != 0) {
-		error_print("internal error while saving the profile");
+		vm_finish_error(rb_errinfo());
 		st->finish_failed = 1;
 	}
 	rb_set_errinfo(errinfo);
