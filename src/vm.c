@@ -160,23 +160,21 @@ vm_exc_message(VALUE exc)
 	return rb_obj_as_string(rb_funcall(exc, rb_intern("message"), 0));
 }
 
-/* Say that saving the profile raised EXC (what, where it can be told). */
+/* Say that saving the profile raised EXC: its class and message, where
+ * they can be had (the caller puts $! back). */
 static void
 vm_finish_error(VALUE exc)
 {
 	VALUE msg = Qnil;
-	int state = 0;
+	int state = 1;
 
-	if (!NIL_P(exc) && rb_obj_is_kind_of(exc, rb_eException)) {
+	if (!NIL_P(exc) && rb_obj_is_kind_of(exc, rb_eException))
 		msg = rb_protect(vm_exc_message, exc, &state);
-		if (state == 0 && RB_TYPE_P(msg, T_STRING))
-			error_print("internal error while saving the profile: %s: %.*s",
-			    rb_obj_classname(exc), (int)RSTRING_LEN(msg), RSTRING_PTR(msg));
-		rb_set_errinfo(Qnil);
-		if (state == 0 && RB_TYPE_P(msg, T_STRING))
-			return;
-	}
-	error_print("internal error while saving the profile");
+	if (state == 0 && RB_TYPE_P(msg, T_STRING))
+		error_print("internal error while saving the profile: %s: %.*s",
+		    rb_obj_classname(exc), (int)RSTRING_LEN(msg), RSTRING_PTR(msg));
+	else
+		error_print("internal error while saving the profile");
 }
 
 /* The end proc: the finish hook, once, never letting an exception out.

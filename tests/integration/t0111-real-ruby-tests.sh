@@ -27,6 +27,15 @@ run_ruby_tests() {
 	cat "$_file.$_tag.sum"
 }
 
+# rperf record's options for mode $1: cpu, wall, or cpu with allocations
+# sampled one in 64.
+record_opts() {
+	case $1 in
+	wall) echo "-m wall" ;;
+	alloc) echo "--alloc --alloc-rate 64" ;;
+	esac
+}
+
 for spec in test_array:/gc_compact/:TestArray test_method:/compact/:TestMethod \
 	test_regexp:/compact/:TestRegexp; do
 	file=${spec%%:*} rest=${spec#*:}
@@ -37,11 +46,7 @@ for spec in test_array:/gc_compact/:TestArray test_method:/compact/:TestMethod \
 		! grep -q '^0 tests' $file.ruby.sum
 	"
 	for mode in cpu wall alloc; do
-		case $mode in
-		cpu) opts= ;;
-		wall) opts="-m wall" ;;
-		alloc) opts="--alloc --alloc-rate 64" ;;
-		esac
+		opts=$(record_opts $mode)
 		test_expect_success "$file $pat: under rperf record $mode, the same tests pass" "
 			run_ruby_tests $file $pat $mode \"\$RPERF\" record -q $opts -o $file.$mode.data -- &&
 			cmp $file.ruby.sum $file.$mode.sum
@@ -75,11 +80,7 @@ puts "done #{s}"
 RUBY
 
 for mode in cpu wall alloc; do
-	case $mode in
-	cpu) opts= ;;
-	wall) opts="-m wall" ;;
-	alloc) opts="--alloc --alloc-rate 64" ;;
-	esac
+	opts=$(record_opts $mode)
 	test_expect_success "threads a fiber scheduler wakes from as they end ($mode)" "
 		\"\$RPERF\" record -q $opts -o sched.$mode.data scheduled.rb >sched.$mode.out &&
 		grep -q '^done 44999850000\$' sched.$mode.out &&
