@@ -19,16 +19,13 @@
  * time, with the GVL.
  *
  * sampler_frames_peek runs on the worker, in a signal handler, while the
- * thread it reads runs, or ends: it reads the same words the walk does
- * (the record, the context's head, one control frame inside the VM
- * stack), all of them through the kernel (process_vm_readv), so that
- * memory freed under it cannot fault, and stores nothing but into its
- * arguments.
+ * thread it reads runs on another CPU: it reads the same words the walk
+ * does (the record, the context's head, a few control frames inside the
+ * VM stack), with plain loads, while the tick's bracket keeps them
+ * allocated (see there), and stores nothing but into its arguments.
  */
-#include <errno.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include <ruby/version.h>
 
@@ -158,21 +155,17 @@ sampler_frames_mirrored(void)
 }
 
 #if SAMPLER_FRAMES_MIRROR
-/* Copy LEN bytes at ADDR in this process into BUF through the kernel,
- * which fails on memory that is not mapped instead of faulting: 0, 1
- * (not readable), or -1 (the kernel will not read for us). */
-static int
-sampler_frames_copy(void *buf, const void *addr, size_t len)
+/* Copy LEN bytes (whole words) at SRC into DST, a word at a time, each
+ * read whole: memory the thread that owns it may be writing meanwhile. */
+static void
+sampler_frames_load(void *dst, const void *src, size_t len)
 {
-	struct iovec local = { buf, len };
-	struct iovec remote = { (void *)addr, len };
-	ssize_t n = process_vm_readv(sampler.pid, &local, 1, &remote, 1, 0);
+	const uintptr_t *from = src;
+	uintptr_t *to = dst;
+	size_t i;
 
-	if (n == (ssize_t)len)
-		return 0;
-	if (n < 0 && (errno == EPERM || errno == ENOSYS))
-		return -1;
-	return 1;
+	for (i = 0; i < len / sizeof *from; i++)
+		to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
 }
 #endif
 
@@ -220,245 +213,199 @@ sampler_frames_callee(const void *cfp)
 #endif
 }
 
-/* Read N spans of this process's memory through the kernel in one call,
- * in order, within a moment of each other: as sampler_frames_copy. */
-static int
-sampler_frames_copyv(const struct iovec *local, const struct iovec *remote, int n)
-{
-	size_t len = 0;
-	ssize_t got;
-	int i;
-
-	for (i = 0; i < n; i++)
-		len += local[i].iov_len;
-	got = process_vm_readv(sampler.pid, local, (unsigned long)n, remote,
-	    (unsigned long)n, 0);
-	if (got == (ssize_t)len)
-		return 0;
-	if (got < 0 && (errno == EPERM || errno == ENOSYS))
-		return -1;
-	return 1;
-}
-
-/* Control frames read around the last innermost one (see
- * sampler_frames_peek): deeper calls are below it. */
-#define SAMPLER_FRAMES_WINDOW		32
-#define SAMPLER_FRAMES_WINDOW_ABOVE	8
-
-/* What sampler_frames_peek read last (only the worker calls it). */
-static struct {
-	void *vm_thread;
-	const void *ec;
-	const VALUE *lo, *hi;		/* the VM stack */
-	uintptr_t cfp;
-	const VALUE *sp;		/* that frame's stack pointer */
-} sampler_frames_last;
-
-/* Values read around the last frame's stack pointer with the control
- * frames (see sampler_frames_peek), most of them below it. */
-#define SAMPLER_FRAMES_VALUES		128
-#define SAMPLER_FRAMES_VALUES_BELOW	96
-
-/* Whether the C frame F, read at AT in the window starting at W0, was
- * still there with its caller at the same pc (if CALLER) when the window
- * was read again into WIN2 (of NWIN frames). */
-static int
-sampler_frames_still(const struct sampler_frames_cfp *win2, const struct sampler_frames_cfp *w0,
-    int nwin, const struct sampler_frames_cfp *at, const struct sampler_frames_cfp *f,
-    int caller)
-{
-	if (at < w0 || at >= w0 + nwin || !sampler_frames_same_c(&win2[at - w0], f))
-		return 0;
-	return !caller || (at + 1 < w0 + nwin && win2[at + 1 - w0].pc == f[1].pc);
-}
-
 /* The index of the method entry in a frame's environment data, below
  * its environment pointer (VM_ENV_DATA_INDEX_ME_CREF). */
 #define SAMPLER_FRAMES_ENV_ME	(-2)
 
-/*
- * The method entry of the C frame F, read at AT, when the values read
- * with it did not hold it: the word its environment keeps it in, read
- * with the frame again after it; 0 where the frame is not a C frame, or
- * has changed meanwhile.  While the frame is the one read before, the
- * word is its method entry (written before the frame is), alive while
- * the frame runs.  Async-signal-safe.
- */
-static VALUE
-sampler_frames_peek_me(const struct sampler_frames_cfp *at,
-    const struct sampler_frames_cfp *f)
-{
-	struct sampler_frames_cfp again;
-	VALUE me = 0;
-	const VALUE *slot = f->ep + SAMPLER_FRAMES_ENV_ME;
+/* Control frames read around the last innermost one with the frame
+ * pointer (see sampler_frames_peek): deeper calls are below it. */
+#define SAMPLER_FRAMES_BELOW	8
+#define SAMPLER_FRAMES_ABOVE	(SAMPLER_CHAIN + 4)
 
-	if (f->pc != NULL || f->ep == NULL || slot < sampler_frames_last.lo ||
-	    slot >= sampler_frames_last.hi)
-		return 0;
-	{
-		struct iovec local[2] = { { &me, sizeof me }, { &again, sizeof again } };
-		struct iovec remote[2] = { { (void *)slot, sizeof me },
-			{ (void *)at, sizeof again } };
+/* Values read around the last innermost frame's environment with the
+ * frame pointer, where a C frame's method entry likely is. */
+#define SAMPLER_FRAMES_VALUES		32
+#define SAMPLER_FRAMES_VALUES_BELOW	24
 
-		if (sampler_frames_copyv(local, remote, 2) != 0)
-			return 0;
-	}
-	if (!sampler_frames_same_c(&again, f) || RB_SPECIAL_CONST_P(me))
-		return 0;
-	return me;
-}
+/* Where sampler_frames_peek found the thread last (the worker's alone):
+ * its record, its context, the VM stack and the innermost frame, and the
+ * GC steps begun before. */
+static struct {
+	const void *vm_thread, *ec;
+	const VALUE *lo, *hi;
+	const struct sampler_frames_cfp *cfp;
+	const VALUE *ep;
+	uint_fast64_t gc_gen;
+} sampler_frames_last;
 
 /*
  * The innermost control frame of the thread whose VM record is VM_THREAD
- * (current context) into *CFP, and it and its callers, up to
+ * (its current context) into *CFP, and it and its callers, up to
  * SAMPLER_CHAIN frames, into CHAIN: each one's iseq word, pc,
  * environment pointer and receiver, and for a C frame its method entry
- * (or 0) with whether it was read with the frame standing still: 1, 0
- * (nothing read that looks right), or -1 (the kernel will not let us
- * read).  From another thread, without the GVL, while the thread runs or
- * ends: every word goes through the kernel, and what it gives is a guess
- * the job checks.
+ * (or 0) with whether its slot and its caller's pc were still the same
+ * after the entry was read: 1, or 0 (nothing read that looks right).
+ * GC_GEN: the GC steps begun so far; PCS: the innermost frame's pc is
+ * wanted for its line (--lines).
  *
- * The frame must be the one the context's frame pointer showed: read a
- * moment later, its slot may hold a later call at the same depth (a C
- * method after the one running at the tick returned).  So the context's
- * head and a window of control frames around the last innermost one are
- * read in one call, head first: a slot keeps its frame after it returns
- * until another call takes it, so what the window holds at the frame
- * pointer is the frame it pointed to.  Outside the window the frames are
- * read after it, as a second best.  A C method is often over within a
- * few microseconds, the time of a second read: so the same call reads
- * the values around the last frame's stack pointer too, where the method
- * entry below a C frame's environment pointer usually is (written
- * before the frame, so there when the frame pointer shows it).
+ * On the worker, without the GVL, while the thread runs on another CPU:
+ * only inside sampler_tick_note's bracket, which keeps the thread from
+ * letting the GVL go (or ending) and a GC from starting, so that its
+ * record, its context and the VM stack it runs on stay allocated (a
+ * fiber's context and a thread's VM stack are freed only in a GC; a
+ * finished fiber's stack goes back to the fiber pool, still mapped).
+ * Plain loads, a word at a time: what they read is a guess the job
+ * checks.  (Read through the kernel, as once, a read took 1-2 us, the
+ * thread had moved on by its end in most reads, and short frames were
+ * lost.)  Where the thread is in the same context, on the same VM stack,
+ * as last time, the frames around the last innermost one, and the values
+ * around its environment, are read with the frame pointer, not after it
+ * (a load that needs the pointer's value waits for it): the frame the
+ * pointer shows is taken from that window when the window holds it, and
+ * a C frame's method entry from those values.  An entry read later is
+ * taken as sure only if the frame had not returned by then: the next
+ * call at the same depth writes its own entry there (on a slow CPU a loop
+ * of Array#sum and Kernel#is_a? read is_a? for a third of sum's time), as
+ * does the caller once it returns.
+ *
+ * The order of the two matters.  A load from another CPU takes the cache
+ * line from the thread's, and its next store to that line waits for it:
+ * the thread stalls there, and what this CPU reads after (the loads of
+ * one CPU are seen in order) is where it stalled, not where it was.  The
+ * frame pointer, stored at each call and return, is read first: a C
+ * method on top stores nothing in the frames until it returns, and it is
+ * seen as the thread's frame as often as a signal on the thread sees it
+ * (read after the window, a loop spending 85% of its time in Array#sum
+ * was found there 20-45% of the time).  But then a Ruby frame's pc (stored
+ * at each instruction) is read where the thread stalls at its next call
+ * or return: a loop of arithmetic and two calls read 80% on the two
+ * calls' lines, where a signal reads 25%.  So for --lines the window is
+ * read first (the thread then stalls at its next instruction), and the C
+ * methods that return within the read go to their callers.
  * Async-signal-safe.
  */
 int
-sampler_frames_peek(void *vm_thread, const void **cfp, struct sampler_chain *chain)
+sampler_frames_peek(void *vm_thread, uint_fast64_t gc_gen, int pcs, const void **cfp,
+    struct sampler_chain *chain)
 {
 #if SAMPLER_FRAMES_MIRROR
-	struct sampler_frames_cfp win[SAMPLER_FRAMES_WINDOW], win2[SAMPLER_FRAMES_WINDOW];
-	struct sampler_frames_cfp f[SAMPLER_CHAIN];
-	VALUE vals[SAMPLER_FRAMES_VALUES];
-	const VALUE *v0 = NULL, *slot;
-	struct sampler_frames_th th;
-	struct sampler_frames_ec ec;
-	const struct sampler_frames_cfp *w0 = NULL, *at;
-	int i, r, nf, nwin = 0, nvals = 0;
+	/* (Zeroed for the compiler, which cannot tell that the loads fill
+	 * them.) */
+	struct sampler_frames_cfp win[SAMPLER_FRAMES_BELOW + SAMPLER_FRAMES_ABOVE] = { { 0 } };
+	struct sampler_frames_cfp f[SAMPLER_CHAIN] = { { 0 } }, again = { 0 };
+	struct sampler_frames_ec ec = { 0 };
+	const struct sampler_frames_cfp *at, *end, *w0 = NULL;
+	const VALUE *slot;
+	VALUE vals[SAMPLER_FRAMES_VALUES] = { 0 };
+	const VALUE *v0 = NULL;
+	void *ecp;
+	int i, nf, nwin = 0, nvals = 0, late;
 
-	if (sampler_frames_last.vm_thread == vm_thread && sampler_frames_last.ec != NULL) {
-		/* The window: below and a little above the last frame. */
-		w0 = (const struct sampler_frames_cfp *)sampler_frames_last.cfp -
-		    (SAMPLER_FRAMES_WINDOW - SAMPLER_FRAMES_WINDOW_ABOVE);
-		if ((const VALUE *)w0 < sampler_frames_last.lo)
-			w0 = (const struct sampler_frames_cfp *)sampler_frames_last.lo;
-		nwin = (int)((const struct sampler_frames_cfp *)sampler_frames_last.hi - w0) - 1;
-		if (nwin > SAMPLER_FRAMES_WINDOW)
-			nwin = SAMPLER_FRAMES_WINDOW;
-		if (nwin < 2)
-			nwin = 0;
-		/* And the values around the last frame's stack pointer, where
-		 * a C frame's method entry likely is. */
-		if (sampler_frames_last.sp != NULL) {
-			v0 = sampler_frames_last.sp - SAMPLER_FRAMES_VALUES_BELOW;
+	ecp = __atomic_load_n(&((struct sampler_frames_th *)vm_thread)->ec, __ATOMIC_RELAXED);
+	if (ecp == NULL)
+		return 0;
+	if (!pcs)
+		sampler_frames_load(&ec, ecp, sizeof ec);
+	/* The same context on the same VM stack as last time: read after
+	 * the frame pointer, the context's head says so (the current
+	 * context's stack is alive); read before it, only no GC step since
+	 * does (nothing was freed). */
+	if (sampler_frames_last.vm_thread == vm_thread && sampler_frames_last.ec == ecp &&
+	    (pcs ? sampler_frames_last.gc_gen == gc_gen :
+	    ec.vm_stack == sampler_frames_last.lo &&
+	    ec.vm_stack + ec.vm_stack_size == sampler_frames_last.hi)) {
+		const struct sampler_frames_cfp *hi =
+		    (const struct sampler_frames_cfp *)sampler_frames_last.hi;
+		/* (Whole frames from the last one: the values are below.) */
+		size_t below = ((uintptr_t)sampler_frames_last.cfp -
+		    (uintptr_t)sampler_frames_last.lo) / sizeof win[0];
+
+		w0 = sampler_frames_last.cfp -
+		    (below < SAMPLER_FRAMES_BELOW ? below : SAMPLER_FRAMES_BELOW);
+		nwin = (int)(hi - w0);
+		if (nwin > (int)(sampler_frames_last.cfp + SAMPLER_FRAMES_ABOVE - w0))
+			nwin = (int)(sampler_frames_last.cfp + SAMPLER_FRAMES_ABOVE - w0);
+		sampler_frames_load(win, w0, nwin * sizeof win[0]);
+		if (sampler_frames_last.ep != NULL) {
+			v0 = sampler_frames_last.ep - SAMPLER_FRAMES_VALUES_BELOW;
 			if (v0 < sampler_frames_last.lo)
 				v0 = sampler_frames_last.lo;
 			nvals = SAMPLER_FRAMES_VALUES;
-			if (v0 + nvals > (const VALUE *)w0)
-				nvals = (int)((const VALUE *)w0 - v0);
-			if (nvals < 0)
-				nvals = 0;
+			if (v0 + nvals > sampler_frames_last.hi)
+				nvals = (int)(sampler_frames_last.hi - v0);
+			sampler_frames_load(vals, v0, nvals * sizeof vals[0]);
 		}
 	}
-	if (nwin > 0) {
-		/* The thread's context (a fiber switch changes it), its head,
-		 * the window, the values, the window again (see below). */
-		struct iovec local[5] = {
-			{ &th.ec, sizeof th.ec }, { &ec, sizeof ec },
-			{ win, nwin * sizeof win[0] }, { vals, nvals * sizeof vals[0] },
-			{ win2, nwin * sizeof win2[0] } };
-		struct iovec remote[5] = {
-			{ &((struct sampler_frames_th *)vm_thread)->ec, sizeof th.ec },
-			{ (void *)sampler_frames_last.ec, sizeof ec },
-			{ (void *)w0, nwin * sizeof win[0] },
-			{ (void *)v0, nvals * sizeof vals[0] },
-			{ (void *)w0, nwin * sizeof win2[0] } };
-
-		r = sampler_frames_copyv(local, remote, nvals > 0 ? 5 : 3);
-		if (r < 0)
-			return -1;
-		if (r > 0 || th.ec != sampler_frames_last.ec)
-			nwin = nvals = 0;	/* another context, or gone: read afresh */
-	}
-	if (nwin == 0) {
-		sampler_frames_last.vm_thread = NULL;
-		if ((r = sampler_frames_copy(&th, vm_thread, sizeof th)) != 0)
-			return -r;
-		if (th.ec == NULL)
-			return 0;
-		if ((r = sampler_frames_copy(&ec, th.ec, sizeof ec)) != 0)
-			return -r;
-	}
+	if (pcs)
+		sampler_frames_load(&ec, ecp, sizeof ec);
+	sampler_frames_last.vm_thread = NULL;
 	if (ec.thread_ptr != vm_thread || ec.vm_stack == NULL || ec.vm_stack_size == 0 ||
 	    ec.vm_stack_size > (SIZE_MAX >> 4))
 		return 0;
-	sampler_frames_last.lo = ec.vm_stack;
-	sampler_frames_last.hi = ec.vm_stack + ec.vm_stack_size;
-	/* The last frame is the VM's dummy: never a frame of ours. */
-	if ((const VALUE *)ec.cfp < sampler_frames_last.lo ||
-	    (const VALUE *)(ec.cfp + 2) > sampler_frames_last.hi ||
-	    ((uintptr_t)sampler_frames_last.hi - (uintptr_t)ec.cfp) % sizeof f[0] != 0)
-		return 0;
+	end = (const struct sampler_frames_cfp *)(ec.vm_stack + ec.vm_stack_size);
 	at = ec.cfp;
-	/* The frame and its callers, up to SAMPLER_CHAIN of them (at least
-	 * the frame and its caller, the dummy's callee at the last). */
-	nf = (int)(((const struct sampler_frames_cfp *)sampler_frames_last.hi - at));
+	/* The last frame is the VM's dummy: never a frame of ours. */
+	if ((const VALUE *)at < ec.vm_stack || at + 2 > end ||
+	    ((uintptr_t)end - (uintptr_t)at) % sizeof f[0] != 0)
+		return 0;
+	nf = (int)(end - at) - 1;
 	if (nf > SAMPLER_CHAIN)
 		nf = SAMPLER_CHAIN;
-	memset(f, 0, sizeof f);
-	if (nwin > 0 && at >= w0 && at + nf <= w0 + nwin) {
+	if (nwin > 0 && at >= w0 && at + nf <= w0 + nwin)
 		memcpy(f, &win[at - w0], nf * sizeof f[0]);
-	} else if ((r = sampler_frames_copy(f, at, nf * sizeof f[0])) != 0) {
-		return -r;
-	}
+	else
+		sampler_frames_load(f, at, nf * sizeof f[0]);
 	sampler_frames_last.vm_thread = vm_thread;
-	sampler_frames_last.ec = th.ec;
-	sampler_frames_last.cfp = (uintptr_t)at;
-	sampler_frames_last.sp = f[0].sp;
+	sampler_frames_last.ec = ecp;
+	sampler_frames_last.lo = ec.vm_stack;
+	sampler_frames_last.hi = (const VALUE *)end;
+	sampler_frames_last.cfp = at;
+	sampler_frames_last.ep = f[0].ep >= ec.vm_stack && f[0].ep < (const VALUE *)end ?
+	    f[0].ep : NULL;
+	sampler_frames_last.gc_gen = gc_gen;
 	*cfp = at;
-	/* A C frame's method entry: read with the frame, or else (the
-	 * innermost one) after.  The values are the frame's for sure if its
-	 * slot held it still when the window was read again after them (the
-	 * next C call from the same caller takes the same slot and
-	 * environment, but not as a rule the same receiver), and its
-	 * caller's pc had not moved (the caller's pc is read after the
-	 * frame, and a return and the next call may come between).  If the
-	 * slot has a later frame by then (a thread running on another CPU
-	 * has often moved on a few calls in the microsecond of the read),
-	 * the entry read may be the frame's or, if that call had begun by
-	 * then, the later one's: the job tells them apart by the receiver
-	 * (sampler_frames_me_fits). */
 	chain->n = nf;
+	late = 0;
 	for (i = 0; i < nf; i++) {
-		slot = f[i].ep + SAMPLER_FRAMES_ENV_ME;
 		chain->iseq[i] = (uintptr_t)f[i].iseq;
 		chain->pc[i] = (uintptr_t)f[i].pc;
 		chain->ep[i] = (uintptr_t)f[i].ep;
 		chain->self[i] = (uintptr_t)f[i].self;
 		chain->me[i] = 0;
 		chain->me_sure[i] = 1;
-		if (f[i].pc == NULL && f[i].ep != NULL && nvals > 0 && slot >= v0 &&
-		    slot < v0 + nvals && at >= w0 && at + i < w0 + nwin) {
-			chain->me[i] = RB_SPECIAL_CONST_P(vals[slot - v0]) ? 0 : vals[slot - v0];
-			chain->me_sure[i] = sampler_frames_still(win2, w0, nwin, at + i, f + i,
-			    i + 1 < nf);
-		} else if (i == 0) {
-			chain->me[i] = sampler_frames_peek_me(at, &f[0]);
+		slot = f[i].ep + SAMPLER_FRAMES_ENV_ME;
+		if (f[i].pc != NULL || f[i].ep == NULL || slot < ec.vm_stack ||
+		    slot >= (const VALUE *)end)
+			continue;
+		/* Read with the frame pointer, or else now (late). */
+		if (slot >= v0 && slot < v0 + nvals) {
+			chain->me[i] = vals[slot - v0];
+		} else {
+			chain->me[i] = __atomic_load_n(slot, __ATOMIC_RELAXED);
+			late |= 1 << i;
+		}
+		if (RB_SPECIAL_CONST_P(chain->me[i]))
+			chain->me[i] = 0;
+		/* Still that frame, called from the same place? */
+		sampler_frames_load(&again, at + i, sizeof again);
+		chain->me_sure[i] = sampler_frames_same_c(&again, &f[i]) && (i + 1 == nf ||
+		    __atomic_load_n(&at[i + 1].pc, __ATOMIC_RELAXED) == f[i + 1].pc);
+	}
+	/* An entry read late: the frame not returned from since. */
+	if (late != 0) {
+		const struct sampler_frames_cfp *now =
+		    __atomic_load_n(&((struct sampler_frames_ec *)ecp)->cfp, __ATOMIC_RELAXED);
+
+		for (i = 0; i < nf; i++) {
+			if ((late & (1 << i)) && now > at + i)
+				chain->me_sure[i] = 0;
 		}
 	}
 	return 1;
 #else
 	(void)vm_thread;
+	(void)gc_gen;
+	(void)pcs;
 	(void)cfp;
 	(void)chain;
 	return 0;

@@ -47,8 +47,8 @@
  * caller has moved on the C method is put back on top if the job has
  * seen which one that site calls (else the caller takes the time).  When
  * the noted frame is the leaf, is gone otherwise, or nothing was noted
- * (no control-frame mirror for this Ruby, the kernel refuses
- * process_vm_readv), the stack at the safepoint.  The weight is the same
+ * (no control-frame mirror for this Ruby, or the tick came in a GC), the
+ * stack at the safepoint.  The weight is the same
  * either way.  With --lines the noted frame's line is that of the pc
  * noted at the tick (sampler_frames_line).  The GVL hook is installed in
  * cpu mode too, to track the holder.
@@ -669,11 +669,15 @@ struct sampler_chain {
 	int me_sure[SAMPLER_CHAIN];
 };
 /* VM_THREAD's innermost control frame, and it and its callers with a C
- * frame's method entry (or 0) and whether it was read with the frame
- * standing still (if not, the entry may be a later call's), read through
- * the kernel from any thread, unchecked: 1, 0 (not read), or -1 (the
- * kernel refuses).  Async-signal-safe. */
-int sampler_frames_peek(void *vm_thread, const void **cfp, struct sampler_chain *chain);
+ * frame's method entry (or 0) and whether its slot held the frame still
+ * after the entry was read (if not, the entry may be a later call's),
+ * read with plain loads from the worker while the thread runs (only
+ * inside sampler_tick_note's bracket; GC_GEN: the GC steps begun so
+ * far; PCS: the innermost frame's pc is wanted for its line, at some
+ * cost to short C methods), unchecked: 1, or 0 (nothing read).
+ * Async-signal-safe. */
+int sampler_frames_peek(void *vm_thread, uint_fast64_t gc_gen, int pcs, const void **cfp,
+    struct sampler_chain *chain);
 /* Whether control frame CFP (current thread, with the GVL) has
  * environment pointer EP. */
 int sampler_frames_has_ep(const void *cfp, uintptr_t ep);

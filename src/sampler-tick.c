@@ -17,14 +17,16 @@
  *
  * The worker reads the holder's frame itself, in the timer signal's
  * handler or its own tick, never by signalling the holder: a signal
- * costs the profiled thread a kernel round trip per sample, and
- * interrupts its system calls.  The holder may end, and its VM stack be
- * freed, while the worker reads, so every read goes through the kernel
- * (sampler_frames_peek: process_vm_readv), which fails on memory no
- * longer mapped instead of faulting; what it reads from memory reused
- * since is only a guess, which the job checks against the frames it
- * walks itself, with the GVL, before it cuts anything.  The worker holds
- * no lock, calls no Ruby API and allocates nothing here.
+ * costs the profiled thread a kernel round trip per sample (on the VMs
+ * here 25-35 us a tick, bench/tick), and interrupts its system calls.
+ * It reads with plain loads (sampler_frames_peek), within a bracket
+ * that keeps what it reads allocated: the same one its pokes use
+ * (sampler_tick_poke), which the holder waits out before it lets the
+ * GVL go or ends, and a GC before it starts (only a GC frees a thread's
+ * record, its VM stack or a fiber's context).  What it reads of a stack
+ * that moves meanwhile is only a guess, which the job checks against the
+ * frames it walks itself, with the GVL, before it cuts anything.  The
+ * worker holds no lock, calls no Ruby API and allocates nothing here.
  *
  * The holder is tracked by the GVL hook (RESUMED, SUSPENDED) and the job,
  * as its VM record; the note is a sequence of atomics published by its
@@ -112,10 +114,11 @@ sampler_tick_holder(void *vm_thread, int on)
  * unsampled until it next blocks, its time billed later to whatever it
  * runs then.  So each tick also sets the bit on the holder's own context,
  * noted by the holder itself when it takes the GVL (and by the job).
- * The worker pokes only between a pair of counter updates; a thread
- * stops being poked (it lets the GVL go, ends, or a GC step may free a
- * fiber's context) by clearing the context and waiting out a poke in
- * flight, so no poke lands on memory Ruby has freed.
+ * The worker pokes (and reads the holder's frames, sampler_tick_note)
+ * only between a pair of counter updates; a thread stops being poked (it
+ * lets the GVL go, ends, or a GC step may free a fiber's context) by
+ * clearing the context and waiting out a poke or read in flight, so no
+ * poke lands on, and no read reads, memory Ruby has freed.
  */
 static void
 sampler_tick_set_ec(uintptr_t ec)
@@ -177,17 +180,22 @@ sampler_tick_note(uint_fast64_t tick)
 	int i, r;
 
 	if (!atomic_load_explicit(&sampler.noting, memory_order_relaxed) ||
-	    (holder = atomic_load(&sampler.gvl_holder)) == 0)
+	    atomic_load(&sampler.gvl_holder) == 0)
 		return;
 	atomic_store_explicit(&sampler_note.tick, 0, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	/* Before the frame: no object alive then dies until the next. */
-	gc_gen = atomic_load(&sampler.gc_gen);
-	r = sampler_frames_peek((void *)holder, &cfp, &chain);
-	if (r < 0) {
-		atomic_store(&sampler.noting, 0);	/* the kernel will not read for us */
-		return;
+	/* The bracket: counted in, the holder read after, and read only
+	 * while it may be poked (not in a GC, not letting the GVL go). */
+	atomic_fetch_add(&sampler.poking, 1);
+	r = 0;
+	if ((holder = atomic_load(&sampler.gvl_holder)) != 0 &&
+	    atomic_load(&sampler.holder_ec) != 0) {
+		/* Before the frame: no object alive then dies until the next. */
+		gc_gen = atomic_load(&sampler.gc_gen);
+		r = sampler_frames_peek((void *)holder, gc_gen, sampler.cfg.lines, &cfp,
+		    &chain);
 	}
+	atomic_fetch_sub(&sampler.poking, 1);
 	if (r == 0)
 		return;
 	atomic_store_explicit(&sampler_note.vm_thread, holder, memory_order_relaxed);
@@ -463,26 +471,26 @@ sampler_tick_cut_cc(struct sampler_thread *td, const struct sampler_noted *n)
 }
 
 /* The method entry ME of a C frame with receiver SELF noted in N (SURE:
- * see sampler_frames_peek), where the job may name it
- * for TD: read with the frame, and alive (no GC step since, and it is
- * one; or one of TD's stacks had it lately, and the cache marks it);
- * else 0.  With no GC step since, the frame's receiver must be a kind of
- * the entry's owner, which tells a later call on another receiver (the
- * entry may be a later call's, see sampler_frames_peek); after one,
- * only an entry the worker was sure of is taken. */
+ * see sampler_frames_peek), where the job may name it for TD: read with
+ * the frame, the worker sure of it, and alive (no GC step since, and it
+ * is one; or one of TD's stacks had it lately, and the cache marks it);
+ * else 0.  An entry the worker was not sure of may be a later call's
+ * (see sampler_frames_peek), and often of a method the receiver has too
+ * (Kernel's): where it is not taken, the call site tells.  With no GC
+ * step since, the frame's receiver must be a kind of the entry's owner. */
 static VALUE
 sampler_tick_me_of(struct sampler_thread *td, const struct sampler_noted *n, VALUE me,
     int sure, VALUE self)
 {
 	VALUE *slot;
 
-	if (me == 0)
+	if (me == 0 || !sure)
 		return 0;
 	slot = sampler_tick_slot_me(td, me);
 	if (n->gc_gen == atomic_load(&sampler.gc_gen)) {
 		if (!sampler_frames_is_me(me) || !sampler_frames_me_fits(me, self))
 			return 0;
-	} else if (!sure || *slot != me) {
+	} else if (*slot != me) {
 		return 0;
 	}
 	if (*slot != me) {
