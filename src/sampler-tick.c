@@ -622,24 +622,27 @@ sampler_tick_chain(struct sampler_thread *td, const struct sampler_noted *n)
 	uintptr_t cfp = 0;
 	int i, j = -1, k, m = 0, shift;
 
-	for (k = 1; k < c->n && j < 0; k++) {
+	/* The innermost caller still there: a slot that holds another frame
+	 * now (a rescue clause, where the method that raised was) says that
+	 * one has returned too. */
+	for (k = 1; k < c->n; k++) {
 		cfp = (uintptr_t)sampler_frames_nth((const void *)n->cfp, k);
-		j = sampler_tick_entry(td, cfp);
-	}
-	if (j < 0)
-		return 0;
-	k--;
-	if (c->pc[k] != 0) {
-		if ((uintptr_t)td->own[j] != c->iseq[k] ||
-		    !sampler_frames_has_ep((const void *)cfp, c->ep[k]))
-			return 0;
-	} else {
-		uintptr_t ident[2] = { c->ep[k], c->self[k] };
+		if ((j = sampler_tick_entry(td, cfp)) < 0)
+			continue;
+		if (c->pc[k] != 0) {
+			if ((uintptr_t)td->own[j] == c->iseq[k] &&
+			    sampler_frames_has_ep((const void *)cfp, c->ep[k]))
+				break;
+		} else {
+			uintptr_t ident[2] = { c->ep[k], c->self[k] };
 
-		if (c->iseq[k] != 0 || td->own[j] != 0 ||
-		    !sampler_frames_is((const void *)cfp, ident))
-			return 0;
+			if (c->iseq[k] == 0 && td->own[j] == 0 &&
+			    sampler_frames_is((const void *)cfp, ident))
+				break;
+		}
 	}
+	if (k == c->n)
+		return 0;
 	/* The frames gone, outermost first, so that a C method's caller is
 	 * known (and its iseq alive) before its call site is used. */
 	for (i = k - 1; i >= 0; i--) {
@@ -728,7 +731,15 @@ sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
 		/* Still at that call: the C method is the caller's callee
 		 * (with what it called since above it: a compile's code, a
 		 * block). */
-		if (td->own[j - 1] != 0 || j == 1)
+		if (td->own[j - 1] != 0)
+			return 0;
+		/* Or another C method called by the same instruction since (a
+		 * method written in Ruby around a C primitive: Kernel#Integer
+		 * raising calls String#inspect for the message, then makes the
+		 * exception). */
+		if ((frame = sampler_tick_me(td, n)) != 0 && frame != td->stack[j - 1])
+			return sampler_tick_put_c(td, j, frame);
+		if (j == 1)
 			return 0;
 		if (!RB_SPECIAL_CONST_P(td->stack[j - 1]))	/* the job's own */
 			sampler_tick_site(td, td->stack[j - 1], n->caller_pc, n->parent, 1);

@@ -146,6 +146,20 @@ test_expect_success 'C frames called from C keep their time from the block they 
 	test "$blk" -lt 50 && num_ge $((find + each)) 40
 '
 
+# stackprof gives String#inspect 15% of the raising loop and
+# Exception#initialize 6% (rperf 13-16% and 4-6%).  The job often runs in
+# the second while the tick found the first, under the same instruction
+# of Kernel#Integer: billed to the job's own C frame, inspect got 1-2%
+# and initialize 16-19%; before rperf read the frames itself, 3-5% and
+# 6-10% (and Exception#exception, never called there, 8%).
+test_expect_success 'C methods one instruction calls in turn keep their own time' '
+	"$RPERF" record -q -o cr.folded "$FIXTURES/self_time_c.rb" 1 raise &&
+	insp=$(share_pct cr.folded Object#raise_loop String#inspect) &&
+	init=$(share_pct cr.folded Object#raise_loop Exception#initialize) &&
+	echo "inspect $insp% initialize $init%" &&
+	num_ge "$insp" 7 && test $((2 * insp)) -gt $((3 * init))
+'
+
 # Most of the loop is GC.start: the ticks that found the GC running had
 # the job bill the time before it to GC.start, 63-66% of the time outside
 # the GC, and the arithmetic the rest.  Outside the GC, stackprof and
