@@ -299,7 +299,7 @@ sampler_frames_peek(void *vm_thread, uint_fast64_t gc_gen, int pcs, const void *
 	VALUE vals[SAMPLER_FRAMES_VALUES] = { 0 };
 	const VALUE *v0 = NULL;
 	void *ecp;
-	int i, nf, nwin = 0, nvals = 0, late;
+	int i, nf, nwin = 0, nvals = 0, late, inwin;
 
 	ecp = __atomic_load_n(&((struct sampler_frames_th *)vm_thread)->ec, __ATOMIC_RELAXED);
 	if (ecp == NULL)
@@ -351,7 +351,8 @@ sampler_frames_peek(void *vm_thread, uint_fast64_t gc_gen, int pcs, const void *
 	nf = (int)(end - at) - 1;
 	if (nf > SAMPLER_CHAIN)
 		nf = SAMPLER_CHAIN;
-	if (nwin > 0 && at >= w0 && at + nf <= w0 + nwin)
+	inwin = nwin > 0 && at >= w0 && at + nf <= w0 + nwin;
+	if (inwin)
 		memcpy(f, &win[at - w0], nf * sizeof f[0]);
 	else
 		sampler_frames_load(f, at, nf * sizeof f[0]);
@@ -378,18 +379,20 @@ sampler_frames_peek(void *vm_thread, uint_fast64_t gc_gen, int pcs, const void *
 		    slot >= (const VALUE *)end)
 			continue;
 		/* Read with the frame pointer, or else now (late). */
-		if (slot >= v0 && slot < v0 + nvals) {
+		if (inwin && slot >= v0 && slot < v0 + nvals) {
+			/* Read with the frame, both with the pointer. */
 			chain->me[i] = vals[slot - v0];
 		} else {
 			chain->me[i] = __atomic_load_n(slot, __ATOMIC_RELAXED);
+			/* Still that frame, called from the same place? */
+			sampler_frames_load(&again, at + i, sizeof again);
+			chain->me_sure[i] = sampler_frames_same_c(&again, &f[i]) &&
+			    (i + 1 == nf ||
+			    __atomic_load_n(&at[i + 1].pc, __ATOMIC_RELAXED) == f[i + 1].pc);
 			late |= 1 << i;
 		}
 		if (RB_SPECIAL_CONST_P(chain->me[i]))
 			chain->me[i] = 0;
-		/* Still that frame, called from the same place? */
-		sampler_frames_load(&again, at + i, sizeof again);
-		chain->me_sure[i] = sampler_frames_same_c(&again, &f[i]) && (i + 1 == nf ||
-		    __atomic_load_n(&at[i + 1].pc, __ATOMIC_RELAXED) == f[i + 1].pc);
 	}
 	/* An entry read late: the frame not returned from since. */
 	if (late != 0) {

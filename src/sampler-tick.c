@@ -739,10 +739,10 @@ sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
 		 * exception). */
 		if ((frame = sampler_tick_me(td, n)) != 0 && frame != td->stack[j - 1])
 			return sampler_tick_put_c(td, j, frame);
-		if (j == 1)
-			return 0;
 		if (!RB_SPECIAL_CONST_P(td->stack[j - 1]))	/* the job's own */
 			sampler_tick_site(td, td->stack[j - 1], n->caller_pc, n->parent, 1);
+		if (j == 1)
+			return 0;
 		td->top = j - 1;
 		return 1;
 	}
