@@ -243,8 +243,9 @@ static struct {
  * (its current context) into *CFP, and it and its callers, up to
  * SAMPLER_CHAIN frames, into CHAIN: each one's iseq word, pc,
  * environment pointer and receiver, and for a C frame its method entry
- * (or 0) with whether its slot and its caller's pc were still the same
- * after the entry was read: 1, or 0 (nothing read that looks right).
+ * (or 0) with whether it is sure (read with the frame pointer; or after
+ * it, with the frame's slot and its caller's pc the same and the frame
+ * not returned from after): 1, or 0 (nothing read that looks right).
  * GC_GEN: the GC steps begun so far; PCS: the innermost frame's pc is
  * wanted for its line (--lines).
  *

@@ -663,14 +663,14 @@ struct sampler_chain {
 	uintptr_t iseq[SAMPLER_CHAIN], pc[SAMPLER_CHAIN];
 	uintptr_t ep[SAMPLER_CHAIN], self[SAMPLER_CHAIN];
 	/* A C method's entry where it was read with the frames (or 0), and
-	 * whether the frame was still in its slot after (see
-	 * sampler_frames_peek). */
+	 * whether the worker is sure of it (see sampler_frames_peek). */
 	uintptr_t me[SAMPLER_CHAIN];
 	int me_sure[SAMPLER_CHAIN];
 };
 /* VM_THREAD's innermost control frame, and it and its callers with a C
- * frame's method entry (or 0) and whether its slot held the frame still
- * after the entry was read (if not, the entry may be a later call's),
+ * frame's method entry (or 0) and whether the worker is sure of it (read
+ * with the frame pointer, or after it with the frame still there; if
+ * not, the entry may be a later call's),
  * read with plain loads from the worker while the thread runs (only
  * inside sampler_tick_note's bracket; GC_GEN: the GC steps begun so
  * far; PCS: the innermost frame's pc is wanted for its line, at some
