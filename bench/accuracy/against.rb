@@ -61,12 +61,14 @@ def self_shares(path, rperf, via)
     stack, _, w = line.chomp.rpartition(" ")
     frames = stack.split(";")
     next if frames.first == "(ruby boot)"
-    frames.shift while !rperf && ["<main>", "Kernel#load"].include?(frames.first)
+    frames.shift while !rperf && ["<main>", "Object#profile", "Kernel#load"].include?(frames.first)
     next if frames.empty? || (!via.empty? && (frames & via).empty?)
     leaf = frames.last
     next if leaf.start_with?("[GC ") || GC_FRAMES.include?(leaf)
-    leaf = "<main>" if !rperf && frames.size == 1 && leaf == "<top (required)>"
-    selfw[leaf.sub(/\Ablock (\(\d+ levels\) )?in /, "")] += Float(w)
+    name = leaf.sub(/\Ablock (\(\d+ levels\) )?in /, "")
+    # The script, loaded here, is rperf's <main>, its blocks too.
+    name = "<main>" if !rperf && name == "<top (required)>" && frames.first == "<top (required)>"
+    selfw[name] += Float(w)
   end
   total = selfw.values.sum
   selfw.transform_values { |v| v / total }
