@@ -596,7 +596,7 @@ sampler_job(void *arg)
 	 * counted for all of them: two clock reads are a tenth of a job. */
 	timed = sampler.jobs++ % SAMPLER_JOB_TIMED == 0;
 	t0 = timed ? util_mono_ns() : 0;
-	if (atomic_load(&sampler.noting))
+	if (sampler_frames_mirrored())
 		sampler_tick_holder(td->vm_thread, 1);
 	now = sampler_clock_self(td);
 	atomic_store_explicit(&sampler.in_job, 1, memory_order_relaxed);
@@ -751,7 +751,7 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	if (td == NULL && (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) &&
 	    atomic_load(&sampler.armed) && !atomic_load(&sampler.building) &&
 	    data->thread == rb_thread_current() &&
-	    (atomic_load(&sampler.noting) || !sampler_ractor_main()) &&
+	    (sampler_frames_mirrored() || !sampler_ractor_main()) &&
 	    !sampler_thread_ended(data->thread))
 		td = sampler_thread_create(data->thread);
 	if (td != NULL && td->ractor < 0 && (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) &&
@@ -764,7 +764,7 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	if (td != NULL && td->ractor != 0 && (!(event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) ||
 	    data->thread == rb_thread_current()))
 		sampler_ractor_holding(td, (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) != 0);
-	else if (td != NULL && atomic_load(&sampler.noting))
+	else if (td != NULL && sampler_frames_mirrored())
 		sampler_tick_holder(td->vm_thread,
 		    (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) != 0);
 	if (!atomic_load(&sampler.armed) || sampler.cfg.mode != SAMPLER_WALL)

@@ -12,7 +12,7 @@
  * - The timer (a POSIX timer whose real-time signal goes to the worker
  *   thread, or the worker thread itself sleeping between ticks) counts
  *   the tick, notes the innermost control frame of the thread holding the
- *   GVL (tracked by the GVL hook and the job; read through the kernel,
+ *   GVL (tracked by the GVL hook and the job; read with plain loads,
  *   see sampler-tick.c) and triggers the postponed job.  The signal
  *   handler touches no Ruby API but rb_postponed_job_trigger, takes no
  *   lock and allocates nothing.
@@ -381,7 +381,6 @@ struct sampler {
 
 	/* timer */
 	int use_signal;
-	atomic_int noting;		/* ticks note the GVL holder's frame */
 	pid_t pid;
 	atomic_uintptr_t gvl_holder;	/* the GVL holder's VM record, or 0 */
 	atomic_uintptr_t holder_ec;	/* its context, while it may be poked */

@@ -67,8 +67,9 @@ struct sampler_noted {
 /* The innermost frames of a stack that sampler_tick_seen remembers. */
 #define SAMPLER_SEEN_DEPTH	4
 
-/* Whether ticks are noted in this run: the control frames are mirrored
- * for this Ruby, and the kernel lets the worker read them. */
+/* Reset the tick's state for a run.  Ticks note the holder's frame
+ * where this Ruby's control frames are mirrored
+ * (sampler_frames_mirrored), and only there. */
 void
 sampler_tick_init(void)
 {
@@ -77,7 +78,6 @@ sampler_tick_init(void)
 	atomic_store(&sampler.holder_ec, (uintptr_t)0);
 	atomic_store(&sampler.poking, 0);
 	atomic_store(&sampler_note.tick, 0);
-	atomic_store(&sampler.noting, sampler_frames_mirrored());
 }
 
 static void sampler_tick_set_ec(uintptr_t ec);
@@ -164,7 +164,7 @@ sampler_tick_gc(int entering)
 	}
 	/* The GC ran on the holder: its current context is alive. */
 	holder = atomic_load(&sampler.gvl_holder);
-	if (holder != 0 && atomic_load(&sampler.noting))
+	if (holder != 0 && sampler_frames_mirrored())
 		sampler_tick_set_ec((uintptr_t)sampler_frames_ec((void *)holder));
 }
 
@@ -179,7 +179,7 @@ sampler_tick_note(uint_fast64_t tick)
 	struct sampler_chain chain;
 	int i, r;
 
-	if (!atomic_load_explicit(&sampler.noting, memory_order_relaxed) ||
+	if (!sampler_frames_mirrored() ||
 	    atomic_load(&sampler.gvl_holder) == 0)
 		return;
 	atomic_store_explicit(&sampler_note.tick, 0, memory_order_relaxed);
@@ -781,7 +781,7 @@ sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick)
 	uintptr_t leaf;
 	int j;
 
-	if (!atomic_load_explicit(&sampler.noting, memory_order_relaxed) || td->depth < 1 ||
+	if (!sampler_frames_mirrored() || td->depth < 1 ||
 	    !sampler_tick_noted(tick, td->vm_thread, &noted))
 		return 0;
 	if (noted.iseq == 0)

@@ -108,7 +108,7 @@ sampler_tick_pause(void)
 	int on = SAMPLER_TIMER_ON;
 
 	if (!sampler.use_signal || !sampler.timer_made || sampler.cfg.mode != SAMPLER_CPU ||
-	    !atomic_load(&sampler.noting) || sampler.mn_main ||
+	    !sampler_frames_mirrored() || sampler.mn_main ||
 	    atomic_load_explicit(&sampler.ractors_seen, memory_order_relaxed) ||
 	    atomic_load(&sampler.gvl_holder) != 0 ||
 	    atomic_load_explicit(&sampler.timer_state, memory_order_relaxed) != SAMPLER_TIMER_ON) {

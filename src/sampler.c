@@ -41,7 +41,7 @@ sampler_arm(int on)
 	if (on) {
 		sampler_read_clock(CLOCK_PROCESS_CPUTIME_ID, &sampler.proc_cpu_at);
 		sampler_reset_baselines();
-		if (atomic_load(&sampler.noting) && (td = sampler_thread_current()) != NULL)
+		if (sampler_frames_mirrored() && (td = sampler_thread_current()) != NULL)
 			sampler_tick_holder(td->vm_thread, 1);
 		atomic_store(&sampler.armed, 1);
 		if (sampler.cfg.alloc_only)
