@@ -2,9 +2,11 @@
  * rperf-server.c: what the Rperf module gives servers and job workers.
  *
  * - The helpers written in Ruby (rperf/rack, rperf/sidekiq,
- *   rperf/active_job) are found by require: their directory is added at
- *   the end of $LOAD_PATH, so it never hides a file of the application's,
- *   and Rperf::Rack, Rperf::Sidekiq and Rperf::ActiveJob autoload.
+ *   rperf/active_job) are found by require: their directory is added to
+ *   $LOAD_PATH before ruby's options are processed (so -rrperf/rack
+ *   works), then moved to its end, so it never hides a file of the
+ *   application's and no require looks there first; Rperf::Rack,
+ *   Rperf::Sidekiq and Rperf::ActiveJob autoload.
  * - Rperf.capture_begin / Rperf.capture_end: one request's or job's
  *   samples, labelled at the end (its status) and, when it was slow,
  *   written as a profile of its own (sampler-capture.c).
@@ -495,4 +497,22 @@ rperf_server_define(VALUE module)
 			rb_funcall(module, rb_intern("autoload"), 2,
 			    ID2SYM(rb_intern(autoloads[i][0])), rb_str_new_cstr(autoloads[i][1]));
 	}
+}
+
+void
+rperf_server_ready(void)
+{
+	char buf[PATH_MAX];
+	const char *dir = rperf_lib_dir(buf, sizeof buf);
+	VALUE path = rb_gv_get("$LOAD_PATH"), entry;
+
+	/* Ruby's own directories were added after it, and -I's before. */
+	if (dir == NULL || !RB_TYPE_P(path, T_ARRAY) || RB_OBJ_FROZEN(path) ||
+	    RARRAY_LEN(path) == 0)
+		return;
+	entry = rb_str_new_cstr(dir);
+	if (rb_str_equal(rb_ary_entry(path, -1), entry) == Qtrue ||
+	    NIL_P(rb_ary_delete(path, entry)))
+		return;
+	rb_ary_push(path, entry);
 }

@@ -10,4 +10,8 @@
 /* Define it under MODULE (Rperf).  Needs the GVL. */
 void rperf_server_define(VALUE module);
 
+/* Once ruby's options are processed (the script not begun): put the
+ * helpers' directory back at the end of $LOAD_PATH.  Needs the GVL. */
+void rperf_server_ready(void);
+
 #endif

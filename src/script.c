@@ -18,6 +18,7 @@
 #include "output.h"
 #include "profile.h"
 #include "rperf-module.h"
+#include "rperf-server.h"
 #include "script.h"
 #include "secret.h"
 #include "vm.h"
@@ -357,6 +358,7 @@ script_vm_ready(void *arg)
 	struct script_run *r = arg;
 
 	script_procs_ready(&r->procs);
+	rperf_server_ready();
 	/* Last: rperf's own methods just defined count as boot too. */
 	sampler_boot_done();
 }

@@ -5,7 +5,8 @@
 # it refuses, exceptions passing through labelled 5xx, an unwritable slow
 # directory; then allocation profiles (-m alloc), where the endpoint label
 # comes from the path, and a process not profiled, where it passes through;
-# with --timeline, requests and jobs as marks.
+# with --timeline, requests and jobs as marks; where the helpers are on
+# $LOAD_PATH.
 . "$TEST_SRCDIR/test-lib.sh"
 
 test_expect_success 'the middleware decides as documented' '
@@ -136,6 +137,26 @@ test_expect_success 'every sample of every request is labelled, across buffer ha
 	echo "work: all $all labelled $lab" &&
 	num_ge "$all" 1000000000 &&
 	test "$all" = "$lab"
+'
+
+cat >load_path.rb <<'RUBY'
+require "rperf/rack"
+mine = $LOAD_PATH.index { |d| File.exist?(File.join(d, "rperf", "rack.rb")) }
+puts "helpers at #{mine} of #{$LOAD_PATH.size}; first #{$LOAD_PATH.first}"
+RUBY
+
+# The helpers' directory is last on $LOAD_PATH when the script runs (no
+# require looks there first, no file of the application's is hidden),
+# and -I's directories stay first; -rrperf/rack still finds it.
+test_expect_success 'the helpers are found last on $LOAD_PATH, after -I and Ruby'"'"'s own' '
+	mkdir -p inc &&
+	"$RPERF" record -q -o lp.pb.gz -- -Iinc load_path.rb >out &&
+	cat out &&
+	n=$(sed -n "s/^helpers at \([0-9]*\) of \([0-9]*\);.*/\1 \2/p" out) &&
+	test "$(echo $n | cut -d" " -f1)" -eq "$(( $(echo $n | cut -d" " -f2) - 1 ))" &&
+	test_grep "; first .*/inc$" out &&
+	"$RPERF" record -q -o lp2.pb.gz -- -rrperf/rack -e "p Rperf::Rack" >out2 &&
+	test_grep "^Rperf::Rack$" out2
 '
 
 test_done
