@@ -39,6 +39,9 @@
 #define RPERF_META_KEY_MAX	64
 #define RPERF_META_VALUE_MAX	512
 
+/* The directory rperf_server_define added to $LOAD_PATH, or "". */
+static char rperf_lib_added[PATH_MAX];
+
 /* Whether DIR is a directory. */
 static int
 rperf_is_dir(const char *dir)
@@ -474,6 +477,8 @@ rperf_server_define(VALUE module)
 	char buf[PATH_MAX];
 	const char *dir = rperf_lib_dir(buf, sizeof buf);
 
+	snprintf(rperf_lib_added, sizeof rperf_lib_added, "%s", dir != NULL ? dir : "");
+
 	rb_define_module_function(module, "capture_begin", rperf_capture_begin, 0);
 	rb_define_module_function(module, "capture_end", rperf_capture_end, -1);
 	rb_define_module_function(module, "report", rperf_report, -1);
@@ -502,17 +507,12 @@ rperf_server_define(VALUE module)
 void
 rperf_server_ready(void)
 {
-	char buf[PATH_MAX];
-	const char *dir = rperf_lib_dir(buf, sizeof buf);
 	VALUE path = rb_gv_get("$LOAD_PATH"), entry;
 
 	/* Ruby's own directories were added after it, and -I's before. */
-	if (dir == NULL || !RB_TYPE_P(path, T_ARRAY) || RB_OBJ_FROZEN(path) ||
-	    RARRAY_LEN(path) == 0)
+	if (rperf_lib_added[0] == '\0' || !RB_TYPE_P(path, T_ARRAY) || RB_OBJ_FROZEN(path))
 		return;
-	entry = rb_str_new_cstr(dir);
-	if (rb_str_equal(rb_ary_entry(path, -1), entry) == Qtrue ||
-	    NIL_P(rb_ary_delete(path, entry)))
-		return;
-	rb_ary_push(path, entry);
+	entry = rb_str_new_cstr(rperf_lib_added);
+	if (!NIL_P(rb_ary_delete(path, entry)))
+		rb_ary_push(path, entry);
 }
