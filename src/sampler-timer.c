@@ -292,6 +292,8 @@ sampler_worker_main(void *arg)
 	if (sampler.use_signal)
 		sigdelset(&set, sampler.cfg.signal);
 	pthread_sigmask(SIG_SETMASK, &set, NULL);
+	/* Named for top -H, perf and gdb (and bench/overhead --split). */
+	pthread_setname_np(pthread_self(), "rperf-worker");
 	atomic_store(&sampler.worker_tid, (int)syscall(SYS_gettid));
 
 	pthread_mutex_lock(&sampler.worker_mutex);
