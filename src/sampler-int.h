@@ -398,10 +398,12 @@ struct sampler {
 	pthread_t worker;
 	int worker_made;
 	atomic_int worker_tid;
-	/* The fast CPU clock's kernel check, run by the worker (cpu mode):
-	 * the event is opened on the starting thread, probe_ready set. */
+	/* The fast CPU clock's kernel check, run by the worker (cpu mode)
+	 * when probe_ready is set and the script's first line is not yet
+	 * reached (probe_late; see sampler_worker_probe). */
 	struct cpuclock probe;
 	int probe_ready;
+	atomic_int probe_late;
 
 	/* Guards what threads of different Ractors, each holding only its
 	 * own Ractor's lock, may change at once: the active buffer, the

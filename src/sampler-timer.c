@@ -276,6 +276,30 @@ sampler_aggregate(struct sampler_buffer *b)
 }
 
 /* The worker: folds handed-over buffers; in thread-timer mode, ticks too. */
+/*
+ * On the worker, at its start (cpu mode): find out whether the kernel
+ * refreshes a perf page when a thread is switched in (cpuclock.c), on
+ * this thread, so that the script does not wait for it.  The first perf
+ * event a machine opens while it has none costs its opener some 300 us
+ * on the VMs here (the kernel turns on its scheduler hooks for perf),
+ * which the script's thread paid at start-up when it opened the event
+ * for the worker; opened here, the script's own later opening
+ * (sampler_thread_open_clock) finds them on.  The event's descriptor
+ * lives from the open to the mmap: only while Ruby boots, before the
+ * script's first line, can a file the program opens get another number
+ * than under ruby for that, and only one that boot code opens; a worker
+ * that starts later skips the check (the thread then opens its clock by
+ * system call readings until one has run: cpuclock_open_lazy).
+ */
+static void
+sampler_worker_probe(void)
+{
+	if (atomic_load(&sampler.probe_late) ||
+	    !cpuclock_probe_open(&sampler.probe, 0))
+		return;
+	cpuclock_probe_run(&sampler.probe);
+}
+
 static void *
 sampler_worker_main(void *arg)
 {
@@ -305,7 +329,7 @@ sampler_worker_main(void *arg)
 			sampler.probe_ready = 0;
 			sampler.worker_busy = 1;
 			pthread_mutex_unlock(&sampler.worker_mutex);
-			cpuclock_probe_run(&sampler.probe);
+			sampler_worker_probe();
 			pthread_mutex_lock(&sampler.worker_mutex);
 			sampler.worker_busy = 0;
 			pthread_cond_broadcast(&sampler.worker_cond);
@@ -493,23 +517,16 @@ sampler_timer_start(char *err, size_t errlen)
 			return -1;
 		sampler.handler_set = 1;
 	}
+	/* Before the worker exists: it runs the check first thing. */
+	sampler.probe_ready = sampler.cfg.mode == SAMPLER_CPU;
 	if (pthread_create(&sampler.worker, NULL, sampler_worker_main, NULL) != 0) {
 		snprintf(err, errlen, "cannot start the sampler thread: %s", strerror(errno));
 		return -1;
 	}
 	sampler.worker_made = 1;
-	/* The worker says who it is: the timer's signal goes to it, and it
-	 * runs the fast CPU clock's check (a short sleep) so that the
-	 * script does not wait for that. */
+	/* The worker says who it is: the timer's signal goes to it. */
 	while (atomic_load(&sampler.worker_tid) == 0)
 		sched_yield();
-	if (sampler.cfg.mode == SAMPLER_CPU &&
-	    cpuclock_probe_open(&sampler.probe, atomic_load(&sampler.worker_tid))) {
-		pthread_mutex_lock(&sampler.worker_mutex);
-		sampler.probe_ready = 1;
-		pthread_cond_broadcast(&sampler.worker_cond);
-		pthread_mutex_unlock(&sampler.worker_mutex);
-	}
 	if (!sampler.use_signal)
 		return 0;
 	memset(&sev, 0, sizeof sev);

@@ -25,6 +25,9 @@ struct sampler sampler;
 static void sampler_interval_job(void *arg);
 static void sampler_control_job(void *arg);
 
+/* Set while sampler_restart_in_child starts the sampler again. */
+static int sampler_child_start;
+
 /* The default timer signal, SIGRTMIN+8. */
 int
 sampler_default_signal(void)
@@ -110,6 +113,8 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 	sampler_worker_reap(0);		/* its lock and condition are about to go */
 	memset(&sampler, 0, sizeof sampler);
 	sampler.cfg = *cfg;
+	/* A forked child's script runs on: no clock check now. */
+	atomic_store(&sampler.probe_late, sampler_child_start);
 	sampler.wrapper = Qfalse;
 	sampler.use_signal = cfg->signal > 0;
 	{
@@ -168,6 +173,7 @@ sampler_boot_done(void)
 		sampler_bill_rest(td, sampler_clock_self(td));
 	}
 	sampler.booting = 0;
+	atomic_store(&sampler.probe_late, 1);
 }
 
 /* Whether sampling has started and not stopped, in this process. */
@@ -423,6 +429,7 @@ int
 sampler_restart_in_child(char *err, size_t errlen)
 {
 	struct sampler_config cfg;
+	int rc;
 
 	if (!sampler.forked) {
 		snprintf(err, errlen, "not a forked child");
@@ -434,7 +441,10 @@ sampler_restart_in_child(char *err, size_t errlen)
 	cfg.delay_ns = 0;
 	sampler_teardown();
 	sampler.forked = 0;
-	if (sampler_start(&cfg, err, errlen) != 0)
+	sampler_child_start = 1;
+	rc = sampler_start(&cfg, err, errlen);
+	sampler_child_start = 0;
+	if (rc != 0)
 		return -1;
 	sampler.booting = 0;	/* the child goes on with the script */
 	return 0;
