@@ -5,10 +5,22 @@
  * child's profile, written through a temporary file and renamed into
  * place before the child removes its ".running".  The id tells apart two
  * children that had the same pid.  Names are only ever made from pids
- * and ids; nothing else is read
- * from the directory, and everything is done relative to its descriptor,
- * never through its path (which another user could recreate once it is
- * gone) and never through a symlink.
+ * and ids; nothing else is read from the directory, and never through a
+ * symlink.
+ *
+ * No descriptor of it is kept open between uses: one would take a number
+ * the program's next open gets under plain ruby, show in its own checks
+ * of open descriptors (Ruby's test runner reports it as leaked by a test
+ * that forks), and could be closed by it (a daemon closing every
+ * descriptor).  Each use opens the directory by its absolute path and
+ * goes on only if what it opened is still the directory made for the
+ * run: the same device, inode and birth time (where the file system
+ * keeps one: an inode number freed by a removal is soon given again),
+ * owned by the same user, mode 0700.
+ * Another user can neither remove nor rename it while it exists (it is
+ * made in a sticky /tmp or in TMPDIR), and one recreated under the same
+ * name once it is gone is not it.  Everything is then done relative to
+ * that descriptor, which is closed after.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,14 +40,36 @@
 #include "session.h"
 #include "xmalloc.h"
 
+/* What identifies the directory open as FD into *ID; 0 or -1. */
+static int
+session_id_of(int fd, struct session_id *id)
+{
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW,
+	    STATX_TYPE | STATX_MODE | STATX_UID | STATX_INO | STATX_NLINK | STATX_BTIME,
+	    &sx) != 0)
+		return -1;
+	memset(id, 0, sizeof *id);
+	id->dev_major = sx.stx_dev_major;
+	id->dev_minor = sx.stx_dev_minor;
+	id->ino = sx.stx_ino;
+	id->uid = sx.stx_uid;
+	id->mode = sx.stx_mode;
+	id->linked = sx.stx_nlink > 0;
+	if (sx.stx_mask & STATX_BTIME) {
+		id->btime_sec = sx.stx_btime.tv_sec;
+		id->btime_nsec = sx.stx_btime.tv_nsec;
+	}
+	return 0;
+}
+
 /* No directory yet. */
 void
 session_init(struct session *s)
 {
 	s->dir = NULL;
-	s->fd = -1;
-	s->dev = 0;
-	s->ino = 0;
+	memset(&s->id, 0, sizeof s->id);
 	s->failed = 0;
 	s->forks = 0;
 	s->self = 0;
@@ -46,11 +80,11 @@ int
 session_create(struct session *s, char *err, size_t errlen)
 {
 	const char *tmp = getenv("TMPDIR");
-	struct stat st;
-	char *templ;
+	struct session_id id;
+	char *templ, *abs;
 	int fd;
 
-	if (s->fd >= 0)
+	if (s->dir != NULL)
 		return 0;
 	if (s->failed)
 		return -1;
@@ -62,9 +96,19 @@ session_create(struct session *s, char *err, size_t errlen)
 		    tmp, strerror(errno));
 		goto fail;
 	}
+	/* Absolute, so that a script's chdir does not lose it (TMPDIR may
+	 * be relative). */
+	if ((abs = realpath(templ, NULL)) == NULL) {
+		error_set(err, errlen, "cannot find the session directory '%s': %s",
+		    templ, strerror(errno));
+		rmdir(templ);
+		goto fail;
+	}
+	free(templ);
+	templ = abs;
 	/* mkdtemp made it 0700 and it is empty: what we open now is it. */
 	fd = open(templ, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd == -1 || fstat(fd, &st) != 0) {
+	if (fd == -1 || fchmod(fd, 0700) != 0 || session_id_of(fd, &id) != 0) {
 		error_set(err, errlen, "cannot open the session directory '%s': %s",
 		    templ, strerror(errno));
 		if (fd != -1)
@@ -72,11 +116,9 @@ session_create(struct session *s, char *err, size_t errlen)
 		rmdir(templ);
 		goto fail;
 	}
-	fchmod(fd, 0700);
+	close(fd);
 	s->dir = templ;
-	s->fd = fd;
-	s->dev = st.st_dev;
-	s->ino = st.st_ino;
+	s->id = id;
 	return 0;
 
 fail:
@@ -89,7 +131,31 @@ fail:
 int
 session_active(const struct session *s)
 {
-	return s->fd >= 0;
+	return s->dir != NULL;
+}
+
+/*
+ * A descriptor of the directory made for the run, to be closed; -1 if
+ * there is none, or if its path no longer names it (removed when the run
+ * ended, and perhaps made again by someone else).
+ */
+static int
+session_open(const struct session *s)
+{
+	struct session_id id;
+	int fd;
+
+	if (s->dir == NULL)
+		return -1;
+	fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1)
+		return -1;
+	/* Every field as when it was made, its mode (0700) too. */
+	if (session_id_of(fd, &id) != 0 || !id.linked || memcmp(&id, &s->id, sizeof id) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* The name PID.ID.EXT of the child PID of fork ID, PID.EXT for id 0 (to
@@ -128,17 +194,18 @@ session_child_started(const struct session *s, pid_t pid, uint64_t id)
 {
 	char *name, *done;
 	struct stat st;
-	int fd;
+	int dirfd, fd;
 
-	if (s->fd < 0)
+	if ((dirfd = session_open(s)) == -1)
 		return;
 	name = session_name((long)pid, id, "running");
 	done = session_name((long)pid, id, "pb.gz");
-	fd = openat(s->fd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		close(fd);
-	if (fstatat(s->fd, done, &st, AT_SYMLINK_NOFOLLOW) == 0)
-		unlinkat(s->fd, name, 0);
+	if (fstatat(dirfd, done, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		unlinkat(dirfd, name, 0);
+	close(dirfd);
 	free(done);
 	free(name);
 }
@@ -149,33 +216,26 @@ session_child_write(const struct session *s, pid_t pid, const struct profile *p,
     char *err, size_t errlen)
 {
 	char *name, *shown;
-	struct stat st;
-	int rc;
+	int dirfd, rc;
 
-	if (s->fd < 0)
+	if (s->dir == NULL)
 		return 0;
-	/* The script may have closed our descriptor, and the number been
-	 * reused: write only into the directory we made. */
-	if (fstat(s->fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_dev != s->dev ||
-	    st.st_ino != s->ino) {
-		error_set(err, errlen, "profile not saved: the session directory '%s' "
-		    "is no longer open", s->dir);
-		return -1;
-	}
-	/* The root stopped waiting and removed it (--child-timeout). */
-	if (st.st_nlink == 0) {
+	/* The root stopped waiting and removed it (--child-timeout); its
+	 * name may have been taken since. */
+	if ((dirfd = session_open(s)) == -1) {
 		error_set(err, errlen, "profile not saved: the session directory '%s' "
 		    "was removed when the run ended (see --child-timeout)", s->dir);
 		return -1;
 	}
 	name = session_name((long)pid, s->self, "pb.gz");
 	shown = xasprintf("%s/%s", s->dir, name);
-	rc = profile_write_at(p, s->fd, name, &format_pprof, shown, err, errlen);
+	rc = profile_write_at(p, dirfd, name, &format_pprof, shown, err, errlen);
 	free(shown);
 	free(name);
 	name = session_name((long)pid, s->self, "running");
-	unlinkat(s->fd, name, 0);
+	unlinkat(dirfd, name, 0);
 	free(name);
+	close(dirfd);
 	return rc;
 }
 
@@ -186,12 +246,7 @@ session_opendir(const struct session *s)
 	DIR *dir;
 	int fd;
 
-	if (s->fd < 0)
-		return NULL;
-	/* Not dup(): a dup shares the offset, so a second scan would start
-	 * where the first ended. */
-	fd = openat(s->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd == -1)
+	if ((fd = session_open(s)) == -1)
 		return NULL;
 	if ((dir = fdopendir(fd)) == NULL)
 		close(fd);
@@ -330,7 +385,7 @@ session_collect(const struct session *s, struct profile *out, double timeout_s,
 	DIR *dir;
 	long pid;
 
-	if (s->fd < 0)
+	if (s->dir == NULL)
 		return 0;
 	while (session_running(s) > 0 && waited < (int)(timeout_s * 50)) {
 		nanosleep(&nap, NULL);
@@ -347,14 +402,13 @@ session_collect(const struct session *s, struct profile *out, double timeout_s,
 		else if (strcmp(ext, "running") == 0)
 			session_file_add(&missing, &nmissing, &capm, pid, d->d_name);
 	}
-	closedir(dir);
 	if (nfound > 1)
 		qsort(found, nfound, sizeof *found, session_cmp_file);
 	if (nmissing > 1)
 		qsort(missing, nmissing, sizeof *missing, session_cmp_file);
 	for (i = 0; i < nfound; i++) {
 		char *shown = xasprintf("%s/%s", s->dir, found[i].name);
-		struct profile *p = profile_read_at(s->fd, found[i].name, shown, err,
+		struct profile *p = profile_read_at(dirfd(dir), found[i].name, shown, err,
 		    sizeof err);
 
 		free(shown);
@@ -377,6 +431,7 @@ session_collect(const struct session *s, struct profile *out, double timeout_s,
 		error_print("no profile from process %ld (still running or killed)",
 		    missing[i].pid);
 	}
+	closedir(dir);
 	session_files_free(found, nfound);
 	session_files_free(missing, nmissing);
 	return merged;
@@ -394,7 +449,7 @@ session_empty(const struct session *s)
 		return;
 	while ((d = readdir(dir)) != NULL) {
 		if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
-			unlinkat(s->fd, d->d_name, 0);
+			unlinkat(dirfd(dir), d->d_name, 0);
 	}
 	closedir(dir);
 }
@@ -403,20 +458,20 @@ session_empty(const struct session *s)
 void
 session_remove(struct session *s)
 {
-	struct stat st;
-	int tries;
+	int fd, tries;
 
-	if (s->fd < 0)
+	if (s->dir == NULL)
 		return;
 	/* A late child may add a file between the emptying and the rmdir;
 	 * the path is removed only while it still names our directory. */
 	for (tries = 0; tries < 3; tries++) {
 		session_empty(s);
-		if (lstat(s->dir, &st) != 0 || st.st_dev != s->dev || st.st_ino != s->ino ||
-		    rmdir(s->dir) == 0 || errno != ENOTEMPTY)
+		if ((fd = session_open(s)) == -1)
+			break;
+		close(fd);
+		if (rmdir(s->dir) == 0 || errno != ENOTEMPTY)
 			break;
 	}
-	close(s->fd);
 	free(s->dir);
 	session_init(s);
 }

@@ -4,10 +4,10 @@
  * when it exits; the root process waits a bounded time for the children
  * still running, merges their profiles into its own (each sample labelled
  * with its pid) and removes the directory.  The directory is made only
- * when the script first forks, and is used only through the descriptor
- * opened then (inherited by the children): once removed it is never
- * recreated nor looked up by name again, so a directory of the same name
- * made by someone else is never written to.  Plain C, no Ruby.
+ * when the script first forks; each use opens it by its path and checks
+ * that it is still the one made (session.c), so that no descriptor stays
+ * open in the program, and a directory of the same name made by someone
+ * else once it is gone is never written to.  Plain C, no Ruby.
  */
 #ifndef RPERF_SESSION_H
 #define RPERF_SESSION_H
@@ -18,11 +18,20 @@
 
 struct profile;
 
+/* What tells the directory made for a run from any other (session.c). */
+struct session_id {
+	uint32_t dev_major, dev_minor;
+	uint64_t ino;
+	uint32_t uid, mode;
+	int64_t btime_sec;	/* 0 where the file system keeps none */
+	uint32_t btime_nsec;
+	int linked;		/* not removed */
+};
+
 struct session {
-	char *dir;		/* its path, mode 0700, under $TMPDIR or /tmp */
-	int fd;			/* the directory; -1 while there is none */
-	dev_t dev;		/* what FD must still be */
-	ino_t ino;
+	char *dir;		/* its absolute path, mode 0700, under $TMPDIR or
+				 * /tmp; NULL while there is none */
+	struct session_id id;	/* what DIR must still name */
 	int failed;		/* making it failed: never try again */
 	/* Pids are reused (a forking job worker can go through pid_max in
 	 * one run), so each fork has an id as well, made of the forking

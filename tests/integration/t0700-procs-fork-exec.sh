@@ -123,6 +123,20 @@ test_expect_success 'the session directory is private while it exists' '
 	test -z "$(ls tmp)"
 '
 
+# The session directory was kept open from the first fork on: one more
+# descriptor than under ruby, and the next open got a number one higher.
+test_expect_success 'after a fork the program has the descriptors it has under ruby' '
+	cat >fds.rb <<-\EOF &&
+	Process.wait(fork { 100_000.times.sum })
+	puts Dir.children("/proc/self/fd").size, File.open(IO::NULL).fileno
+	EOF
+	"$RUBY" fds.rb >plain &&
+	"$RPERF" record -q -o fds.pb.gz fds.rb >profiled &&
+	test_cmp plain profiled &&
+	"$RPERF" report --format folded fds.pb.gz >fds.folded &&
+	test_grep "Integer#times" fds.folded
+'
+
 # --duration and --delay count from the start of rperf, and Ruby's boot
 # before the script took 0.4 s once under ASan on a loaded machine: the
 # phases end at set times after the test started rperf (STARTED), not at
