@@ -287,10 +287,10 @@ cpuclock_perf_open(struct cpuclock *c, int tid)
 
 /*
  * Prepare P to find out whether the kernel refreshes a perf page when a
- * thread is switched in, on thread TID (of this process), unless that is
- * known already; 1 if P is ready for cpuclock_probe_run on TID, else 0.
- * The event is opened here, on the caller's thread, so that no other
- * thread holds a descriptor while the script may be opening files.
+ * thread is switched in, on thread TID (of this process; 0: the calling
+ * thread), unless that is known already; 1 if P is ready for
+ * cpuclock_probe_run on TID, else 0.  The event's descriptor is closed
+ * before this returns (see cpuclock_perf_open).
  */
 int
 cpuclock_probe_open(struct cpuclock *p, int tid)

@@ -68,7 +68,7 @@ struct cpuclock {
  * takes a short sleep (a switch out and back in) on the calling thread.
  * cpuclock_open_lazy does not wait for that: such a clock reads by system
  * call until a probe has answered, one that cpuclock_probe_open prepares
- * (opening the event for thread TID on the calling thread) and
+ * (opening the event for thread TID, 0 for the calling thread) and
  * cpuclock_probe_run, on thread TID, runs.
  */
 void cpuclock_open(struct cpuclock *c);

@@ -275,7 +275,6 @@ sampler_aggregate(struct sampler_buffer *b)
 	pthread_mutex_unlock(&sampler.table_mutex);
 }
 
-/* The worker: folds handed-over buffers; in thread-timer mode, ticks too. */
 /*
  * On the worker, at its start (cpu mode): find out whether the kernel
  * refreshes a perf page when a thread is switched in (cpuclock.c), on
@@ -300,6 +299,7 @@ sampler_worker_probe(void)
 	cpuclock_probe_run(&sampler.probe);
 }
 
+/* The worker: folds handed-over buffers; in thread-timer mode, ticks too. */
 static void *
 sampler_worker_main(void *arg)
 {

@@ -194,18 +194,18 @@ session_child_started(const struct session *s, pid_t pid, uint64_t id)
 {
 	char *name, *done;
 	struct stat st;
-	int dirfd, fd;
+	int dfd, fd;
 
-	if ((dirfd = session_open(s)) == -1)
+	if ((dfd = session_open(s)) == -1)
 		return;
 	name = session_name((long)pid, id, "running");
 	done = session_name((long)pid, id, "pb.gz");
-	fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = openat(dfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd >= 0)
 		close(fd);
-	if (fstatat(dirfd, done, &st, AT_SYMLINK_NOFOLLOW) == 0)
-		unlinkat(dirfd, name, 0);
-	close(dirfd);
+	if (fstatat(dfd, done, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		unlinkat(dfd, name, 0);
+	close(dfd);
 	free(done);
 	free(name);
 }
@@ -216,26 +216,26 @@ session_child_write(const struct session *s, pid_t pid, const struct profile *p,
     char *err, size_t errlen)
 {
 	char *name, *shown;
-	int dirfd, rc;
+	int dfd, rc;
 
 	if (s->dir == NULL)
 		return 0;
 	/* The root stopped waiting and removed it (--child-timeout); its
 	 * name may have been taken since. */
-	if ((dirfd = session_open(s)) == -1) {
+	if ((dfd = session_open(s)) == -1) {
 		error_set(err, errlen, "profile not saved: the session directory '%s' "
 		    "was removed when the run ended (see --child-timeout)", s->dir);
 		return -1;
 	}
 	name = session_name((long)pid, s->self, "pb.gz");
 	shown = xasprintf("%s/%s", s->dir, name);
-	rc = profile_write_at(p, dirfd, name, &format_pprof, shown, err, errlen);
+	rc = profile_write_at(p, dfd, name, &format_pprof, shown, err, errlen);
 	free(shown);
 	free(name);
 	name = session_name((long)pid, s->self, "running");
-	unlinkat(dirfd, name, 0);
+	unlinkat(dfd, name, 0);
 	free(name);
-	close(dirfd);
+	close(dfd);
 	return rc;
 }
 
