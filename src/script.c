@@ -264,6 +264,7 @@ script_procs_start(struct script_procs *sp)
 	sp->root = getpid();
 	sp->in_child = 0;
 	session_init(&sp->session);
+	session_note_tmpdir();
 }
 
 /* Right before the script runs: the fork/exec hooks. */

@@ -64,6 +64,22 @@ session_id_of(int fd, struct session_id *id)
 	return 0;
 }
 
+/* TMPDIR as it was when the run started, and made absolute there when
+ * it was relative (NULL if unset, or absolute already). */
+static char *session_tmpdir_start, *session_tmpdir_abs;
+
+/* See session.h. */
+void
+session_note_tmpdir(void)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	if (tmp == NULL || *tmp == '\0' || *tmp == '/' || session_tmpdir_start != NULL)
+		return;
+	session_tmpdir_start = xstrdup(tmp);
+	session_tmpdir_abs = realpath(tmp, NULL);	/* NULL if it names nothing */
+}
+
 /* No directory yet. */
 void
 session_init(struct session *s)
@@ -90,6 +106,11 @@ session_create(struct session *s, char *err, size_t errlen)
 		return -1;
 	if (tmp == NULL || *tmp == '\0')
 		tmp = "/tmp";
+	/* A relative TMPDIR the script has not changed is where it was when
+	 * the run started, whatever directory the script is in by now. */
+	else if (session_tmpdir_start != NULL && session_tmpdir_abs != NULL &&
+	    strcmp(tmp, session_tmpdir_start) == 0)
+		tmp = session_tmpdir_abs;
 	templ = xasprintf("%s/rperf-session.XXXXXX", tmp);
 	if (mkdtemp(templ) == NULL) {
 		error_set(err, errlen, "cannot make a session directory in '%s': %s",

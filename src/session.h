@@ -43,6 +43,11 @@ struct session {
 /* No directory yet. */
 void session_init(struct session *s);
 
+/* Note TMPDIR as the run starts: a relative one is taken from the
+ * directory rperf started in, not the one the script is in when it
+ * first forks (unless the script sets TMPDIR itself). */
+void session_note_tmpdir(void);
+
 /* Make the directory unless it is there already.  0, or -1 with a
  * message in ERR (the first time it fails; -1 with ERR untouched after). */
 int session_create(struct session *s, char *err, size_t errlen);

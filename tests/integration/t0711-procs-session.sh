@@ -39,6 +39,20 @@ test_expect_success 'a TMPDIR that is not there does not stop the script: one wa
 	test_grep "cannot make a session directory in .*notadir.: Not a directory" err
 '
 
+# The directory is made at the first fork: a relative TMPDIR was taken
+# from wherever the script had moved to by then.
+test_expect_success 'a relative TMPDIR holds the session after the script moves' '
+	mkdir reltmp &&
+	TMPDIR=reltmp "$RPERF" record -q -o rel.pb.gz -e "
+		Dir.chdir(%q(/))
+		Process.wait(fork { t = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID)
+		  200_000.times.sum while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID) - t < 0.05 })" 2>err &&
+	test_grep ! "session directory" err &&
+	test -z "$(ls reltmp)" &&
+	"$RPERF" report --format folded rel.pb.gz >rel.folded &&
+	test_grep "Enumerable#sum" rel.folded
+'
+
 test_expect_success 'a crashed child is not waited for and leaves nothing behind' '
 	start=$(date +%s) &&
 	"$RPERF" record -q -o c.pb.gz --child-timeout 20 -e "
