@@ -14,4 +14,19 @@ for mode in cpu wall; do
 	"
 done
 
+# GC.stress makes Ruby's own cleanup, after the last at_exit block, run
+# GCs with no Ruby frame on the stack: they belong to the script's last
+# code, as the rest of its end does, not to "(no Ruby frame)" (a GC of
+# the cleanup took 1 ms there in a CI run).
+test_expect_success 'a GC in Ruby'"'"'s cleanup goes to the script'"'"'s last stack' '
+	cat >gc_end.rb <<-\EOF &&
+	a = Array.new(100_000) { |i| "x#{i}" }
+	at_exit { a.size }
+	GC.stress = true
+	EOF
+	"$RPERF" record -q -o e.folded gc_end.rb &&
+	test_grep "GC marking" e.folded &&
+	test_grep ! "no Ruby frame" e.folded
+'
+
 test_done
