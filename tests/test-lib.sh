@@ -117,7 +117,16 @@ test_grep() {
 	fi
 	if ! grep -E -q -- "$1" "$2"; then
 		echo "test_grep: '$1' not found in $2:" >&2
-		head -n 40 "$2" >&2
+		# Its head and its tail: a profile's first lines are often
+		# all boot.
+		_n=$(wc -l <"$2" | tr -d ' ')
+		if [ "$_n" -gt 60 ]; then
+			head -n 30 "$2" >&2
+			echo "... ($_n lines in all; the last 30:)" >&2
+			tail -n 30 "$2" >&2
+		else
+			cat "$2" >&2
+		fi
 		return 1
 	fi
 }
