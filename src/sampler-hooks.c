@@ -898,6 +898,25 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 	sampler_thread_end(td);
 }
 
+/*
+ * The phase of a GC already under way as the hook goes in.  A forked
+ * child goes on with its parent's: a lazy sweep the parent left (GC.start
+ * (immediate_sweep: false), a prefork server's boot) is finished in the
+ * child's allocations, with no GC_START or END_MARK of its own to say
+ * which phase it is in.
+ */
+static int
+sampler_gc_phase_now(void)
+{
+	VALUE state = rb_gc_latest_gc_info(ID2SYM(rb_intern("state")));
+
+	if (state == ID2SYM(rb_intern("sweeping")))
+		return AGG_STATE_GC_SWEEP;
+	if (state == ID2SYM(rb_intern("marking")))
+		return AGG_STATE_GC_MARK;
+	return 0;
+}
+
 /* Add the GC and thread hooks and, in wall mode or when ticks are
  * noted, the GVL hook (or take back the one the parent left in this
  * forked child). */
@@ -906,6 +925,7 @@ sampler_hooks_install(void)
 {
 	rb_event_flag_t gvl_events = 0;
 
+	sampler.gc.phase = sampler_gc_phase_now();
 	if (!sampler.cfg.alloc_only)	/* -m alloc bills no time */
 		rb_add_event_hook(sampler_gc_hook,
 		    RUBY_INTERNAL_EVENT_GC_START | RUBY_INTERNAL_EVENT_GC_END_MARK |

@@ -29,4 +29,29 @@ test_expect_success 'a GC in Ruby'"'"'s cleanup goes to the script'"'"'s last st
 	test_grep ! "no Ruby frame" e.folded
 '
 
+# A forked child finishes the lazy sweep its parent left (as a prefork
+# server's workers do after the boot's GC): no GC starts in the child, so
+# its GC time is sweeping, not marking as it was named when the child's
+# sampler started with no phase known (30-70 ms of "[GC marking]" here).
+test_expect_success 'a fork'"'"'s child finishing its parent'"'"'s sweep bills sweeping' '
+	cat >gc_fork.rb <<-\EOF &&
+	def garbage = Array.new(300_000) { |i| "s#{i}" }.size
+	def child_alloc = 50_000.times { "x" * 10 }
+	garbage
+	GC.start(immediate_sweep: false)
+	Process.wait(fork {
+		c = GC.count
+		child_alloc
+		puts "child GCs #{GC.count - c}"
+	})
+	EOF
+	"$RPERF" record -q -o f.folded gc_fork.rb >out &&
+	test_grep "^child GCs 0$" out &&
+	sweep=$(folded_sum f.folded "Object#child_alloc.*\\[GC sweeping\\] ") &&
+	mark=$(folded_sum f.folded "Object#child_alloc.*\\[GC marking\\] ") &&
+	echo "sweep $sweep mark $mark" &&
+	num_ge $sweep 1000000 &&
+	test "$mark" -eq 0
+'
+
 test_done
