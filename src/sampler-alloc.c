@@ -759,12 +759,16 @@ sampler_alloc_collect(void)
 
 /* Free everything (the hooks removed first). */
 void
-sampler_alloc_release(void)
+sampler_alloc_release(int drop)
 {
 	sampler_alloc_hooks_remove();
 	if (sa.wrapper != 0 && sa.wrapper != Qfalse) {
 		DATA_PTR(sa.wrapper) = NULL;
 		rb_gc_unregister_address(&sa.wrapper);
+	}
+	if (drop) {		/* see sampler_teardown */
+		memset(&sa, 0, sizeof sa);
+		return;
 	}
 	free(sa.pending);
 	free(sa.frames);

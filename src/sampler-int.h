@@ -528,8 +528,9 @@ void sampler_worker_reap(int forked);
 void sampler_wait_worker(void);
 /* Fold both buffers into the tables (the worker is idle or gone). */
 void sampler_drain(void);
-/* Free the buffers and the tables. */
-void sampler_tables_release(void);
+/* Free the buffers and the tables; DROP: forget the large ones (a forked
+ * child's of its parent, see sampler_teardown). */
+void sampler_tables_release(int drop);
 
 /* sampler-hooks.c: the job, the VM hooks and billing (with the GVL) */
 /* The reading of TD's billing clock; on TD's own thread, the fast one. */
@@ -586,7 +587,8 @@ const struct sampler_resolved *sampler_resolved_get(VALUE f);
 void sampler_resolved_keep(VALUE frame, VALUE own);
 /* Then: mark the frames cached that are in use, let go of the rest. */
 void sampler_resolved_mark(void);
-void sampler_resolved_release(void);
+/* Free the cache (DROP: forget it, see sampler_teardown). */
+void sampler_resolved_release(int drop);
 
 /* sampler-tick.c: the frame the GVL holder was in at each tick */
 /* Decide whether ticks are noted in this run (at start). */
@@ -790,7 +792,9 @@ void sampler_alloc_pending(void);
 /* Before a profile: a full GC, so that "in use" is what is reachable,
  * not what is unreachable and not swept yet (with the GVL, building). */
 void sampler_alloc_settle(void);
-void sampler_alloc_release(void);
+/* Remove the hooks and free the tables (DROP: forget them, see
+ * sampler_teardown). */
+void sampler_alloc_release(int drop);
 /* The mean allocations between samples (0: not sampling them); the
  * number of sites; site I's frame ids, values (alloc_objects,
  * alloc_space, inuse_objects, inuse_space, scaled; with DELTA the

@@ -437,10 +437,14 @@ sampler_resolved_mark(void)
 
 /* Free the table and empty the cache. */
 void
-sampler_resolved_release(void)
+sampler_resolved_release(int drop)
 {
 	size_t i;
 
+	if (drop) {
+		memset(&sampler_resolved, 0, sizeof sampler_resolved);
+		return;
+	}
 	for (i = 0; i < sampler_resolved.count; i++) {
 		free(sampler_resolved.entries[i].name);
 		free(sampler_resolved.entries[i].file);

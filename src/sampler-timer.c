@@ -568,13 +568,15 @@ sampler_timer_release(void)
 	}
 }
 
-/* Free the buffers and the tables (the worker is gone). */
+/* Free the buffers and the tables (the worker is gone); with DROP (in a
+ * forked child, of its parent's) forget the large ones instead, see
+ * sampler_teardown. */
 void
-sampler_tables_release(void)
+sampler_tables_release(int drop)
 {
 	int i;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 2 && !drop; i++) {
 		free(sampler.buffers[i].samples);
 		free(sampler.buffers[i].frames);
 		free(sampler.buffers[i].owns);
@@ -584,10 +586,16 @@ sampler_tables_release(void)
 	memset(sampler.buffers, 0, sizeof sampler.buffers);
 	sampler_captures_release();
 	sampler_marks_release();
-	agg_frames_release(&sampler.frames);
-	sampler_resolved_release();
-	agg_stacks_release(&sampler.stacks);
-	free(sampler.raw);
+	if (drop) {
+		memset(&sampler.frames, 0, sizeof sampler.frames);
+		memset(&sampler.stacks, 0, sizeof sampler.stacks);
+	} else {
+		agg_frames_release(&sampler.frames);
+		agg_stacks_release(&sampler.stacks);
+	}
+	sampler_resolved_release(drop);
+	if (!drop)
+		free(sampler.raw);
 	sampler.raw = NULL;
 	sampler.nraw = sampler.raw_cap = 0;
 	sampler.raw_capped = 0;

@@ -81,22 +81,31 @@ sampler_disarm_here(void)
 	sampler_arm(0);
 }
 
-/* Undo whatever sampler_start did so far; used on failure and at stop. */
+/*
+ * Undo whatever sampler_start did so far; used on failure and at stop.
+ * In a forked child the tables are its parent's: they are forgotten, not
+ * freed.  Their pages are the parent's until the child writes to one, and
+ * freeing writes malloc's bookkeeping into each: a copy of every page the
+ * tables hold, for memory the child has no use for (on a run that had
+ * loaded its gems, a few ms of CPU in each child, more than the fork).
+ */
 static void
 sampler_teardown(void)
 {
+	int drop = sampler.forked;
 	size_t i;
 
 	atomic_store(&sampler.armed, 0);
 	sampler_timer_release();
 	sampler_hooks_remove();
-	sampler_alloc_release();
+	sampler_alloc_release(drop);
 	sampler_threads_release();
 	sampler_ractor_stop();
-	sampler_tables_release();
-	for (i = 0; i < sampler.ncomments; i++)
+	sampler_tables_release(drop);
+	for (i = 0; i < sampler.ncomments && !drop; i++)
 		free(sampler.comments[i]);
-	free(sampler.comments);
+	if (!drop)
+		free(sampler.comments);
 	sampler.comments = NULL;
 	sampler.ncomments = sampler.comments_cap = 0;
 	sampler.started = 0;
