@@ -757,7 +757,9 @@ sampler_alloc_collect(void)
 		sampler_alloc_fold();
 }
 
-/* Free everything (the hooks removed first). */
+/* Free everything (the hooks removed first); with DROP, a forked child's
+ * copy of its parent's tables, forget the tables instead (see
+ * sampler_teardown). */
 void
 sampler_alloc_release(int drop)
 {
@@ -766,7 +768,7 @@ sampler_alloc_release(int drop)
 		DATA_PTR(sa.wrapper) = NULL;
 		rb_gc_unregister_address(&sa.wrapper);
 	}
-	if (drop) {		/* see sampler_teardown */
+	if (drop) {
 		memset(&sa, 0, sizeof sa);
 		return;
 	}
