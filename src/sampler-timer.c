@@ -576,26 +576,24 @@ sampler_tables_release(int drop)
 {
 	int i;
 
-	for (i = 0; i < 2 && !drop; i++) {
-		free(sampler.buffers[i].samples);
-		free(sampler.buffers[i].frames);
-		free(sampler.buffers[i].owns);
-		free(sampler.buffers[i].marks);
-		free(sampler.buffers[i].lines);
-	}
-	memset(sampler.buffers, 0, sizeof sampler.buffers);
-	sampler_captures_release();
-	sampler_marks_release();
-	if (drop) {
-		memset(&sampler.frames, 0, sizeof sampler.frames);
-		memset(&sampler.stacks, 0, sizeof sampler.stacks);
-	} else {
+	if (!drop) {
+		for (i = 0; i < 2; i++) {
+			free(sampler.buffers[i].samples);
+			free(sampler.buffers[i].frames);
+			free(sampler.buffers[i].owns);
+			free(sampler.buffers[i].marks);
+			free(sampler.buffers[i].lines);
+		}
 		agg_frames_release(&sampler.frames);
 		agg_stacks_release(&sampler.stacks);
-	}
-	sampler_resolved_release(drop);
-	if (!drop)
 		free(sampler.raw);
+	}
+	memset(sampler.buffers, 0, sizeof sampler.buffers);
+	memset(&sampler.frames, 0, sizeof sampler.frames);
+	memset(&sampler.stacks, 0, sizeof sampler.stacks);
+	sampler_captures_release();
+	sampler_marks_release();
+	sampler_resolved_release(drop);
 	sampler.raw = NULL;
 	sampler.nraw = sampler.raw_cap = 0;
 	sampler.raw_capped = 0;

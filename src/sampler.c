@@ -102,10 +102,11 @@ sampler_teardown(void)
 	sampler_threads_release();
 	sampler_ractor_stop();
 	sampler_tables_release(drop);
-	for (i = 0; i < sampler.ncomments && !drop; i++)
-		free(sampler.comments[i]);
-	if (!drop)
+	if (!drop) {
+		for (i = 0; i < sampler.ncomments; i++)
+			free(sampler.comments[i]);
 		free(sampler.comments);
+	}
 	sampler.comments = NULL;
 	sampler.ncomments = sampler.comments_cap = 0;
 	sampler.started = 0;
