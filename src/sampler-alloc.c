@@ -310,7 +310,7 @@ sampler_alloc_sample_locked(VALUE obj)
 	p->obj = obj;
 	p->klass = RBASIC(obj)->klass;
 	p->type = RB_BUILTIN_TYPE(obj);
-	p->thread_seq = td != NULL ? td->seq : 0;
+	p->thread_seq = td != NULL ? td->key : 0;
 	p->label_set = td != NULL ? td->label_set : 0;
 	p->frame_off = sa.nframes;
 	p->depth = depth;

@@ -231,14 +231,14 @@ sampler_build_locations(struct profile *p, struct sampler_build_frame *cache,
 	return n;
 }
 
-/* The name saved for thread SEQ, or NULL. */
+/* The name saved for thread number KEY, or NULL. */
 static const char *
-sampler_build_thread_name(int seq)
+sampler_build_thread_name(int key)
 {
 	size_t i;
 
 	for (i = 0; i < sampler.nnames; i++) {
-		if (sampler.names[i].seq == seq)
+		if (sampler.names[i].key == key)
 			return sampler.names[i].name;
 	}
 	return NULL;

@@ -120,7 +120,7 @@ static void
 sampler_record_until(struct sampler_thread *td, int64_t weight, int state, int64_t end)
 {
 	struct sampler_of o = {
-		.seq = td->seq, .label_set = td->label_set, .capture = td->capture,
+		.seq = td->key, .label_set = td->label_set, .capture = td->capture,
 		.frames = td->stack + td->top, .owns = td->own + td->top,
 		.lines = td->lines + td->top, .depth = td->depth - td->top,
 		.empty = td->empty,
@@ -361,7 +361,7 @@ sampler_bill_rest(struct sampler_thread *td, int64_t now)
  * reused for another Ruby thread bills only what came after.  And that
  * thread's number, until its exit is billed (0 then). */
 static __thread int64_t sampler_native_billed;
-static __thread int sampler_native_seq;
+static __thread int sampler_native_key;
 
 /*
  * TD's thread, made while the sampler was armed, has just got its record
@@ -395,12 +395,12 @@ sampler_bill_birth(struct sampler_thread *td)
 static void
 sampler_bill_exit(void)
 {
-	struct sampler_of o = { .seq = sampler_native_seq, .empty = SAMPLER_FRAME_THREAD_END };
+	struct sampler_of o = { .seq = sampler_native_key, .empty = SAMPLER_FRAME_THREAD_END };
 	int64_t now;
 
 	if (o.seq == 0)
 		return;
-	sampler_native_seq = 0;
+	sampler_native_key = 0;
 	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
 	    sampler_read_clock(CLOCK_THREAD_CPUTIME_ID, &now) != 0)
 		return;
@@ -882,7 +882,7 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 	if (td == NULL)
 		return;
 	sampler_tick_holder(td->vm_thread, 0);
-	sampler_native_seq = 0;
+	sampler_native_key = 0;
 	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building)) {
 		/* A thread that ran less than about a period may end before
 		 * any sample saw its stack: its time goes where no frame can
@@ -891,10 +891,11 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 		sampler_bill_last(td, 1);
 		if (!td->mn && sampler.cfg.mode == SAMPLER_CPU) {
 			sampler_native_billed = td->prev;
-			sampler_native_seq = td->seq;
+			sampler_native_key = td->key;
 		}
 	}
-	sampler_thread_save_name(td);
+	if (!sampler_thread_save_name(td))
+		sampler_thread_give_key(td);
 	sampler_thread_end(td);
 }
 

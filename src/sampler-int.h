@@ -131,6 +131,9 @@
 
 /* Slots of a thread's cache of frames seen, by own iseq. */
 #define SAMPLER_SEEN	64
+/* Threads numbered each its own in a run; later ones may take the number
+ * of one that ended (sampler_thread_create). */
+#define SAMPLER_THREAD_KEYS	1000
 
 /* Buffer this many samples before handing them to the worker. */
 #define SAMPLER_SWAP_THRESHOLD	1024
@@ -170,6 +173,10 @@ struct sampler_thread {
 	VALUE thread;
 	void *vm_thread;	/* the VM's record, if mirrored (sampler-frames.c) */
 	int seq;
+	/* Its number in the profile (the "thread" label): its own seq, or
+	 * the number an unnamed thread that ended gave back
+	 * (sampler_thread_create). */
+	int key;
 	clockid_t cpu_clock;	/* this thread's CPU clock, readable anywhere */
 	/* The fast reading of the same clock, on this thread only; its
 	 * origin moved onto cpu_clock's by clock_offset. */
@@ -323,7 +330,7 @@ struct sampler_build_src {
 
 /* The name of a thread (by its sequence number) for the profile. */
 struct sampler_thread_name {
-	int seq;
+	int key;
 	char *name;
 };
 
@@ -459,8 +466,10 @@ struct sampler {
 	/* threads */
 	struct sampler_thread *threads;
 	int next_seq;
-	struct sampler_thread_name *names;
+	struct sampler_thread_name *names;	/* by key */
 	size_t nnames, names_cap;
+	int *free_keys;		/* numbers ended threads gave back */
+	size_t nfree_keys, free_keys_cap;
 
 	/* GC window in progress */
 	struct agg_gc_window gc;
@@ -633,7 +642,8 @@ void sampler_thread_mn_run(struct sampler_thread *td, int on);
 /* Open TD's fast CPU clock (cpu mode, on TD's own thread). */
 void sampler_thread_open_clock(struct sampler_thread *td);
 /* Remember TD's thread name; unlink and free TD. */
-void sampler_thread_save_name(struct sampler_thread *td);
+int sampler_thread_save_name(struct sampler_thread *td);
+void sampler_thread_give_key(struct sampler_thread *td);
 void sampler_thread_free(struct sampler_thread *td);
 /* Save the names of live threads. */
 void sampler_save_live_names(void);

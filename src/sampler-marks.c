@@ -56,7 +56,7 @@ sampler_mark_begin(const char *name, size_t len)
 	    sizeof *sampler.marks);
 	m = &sampler.marks[sampler.nmarks++];
 	m->name = sampler_mark_name(name, len);
-	m->thread_seq = td->seq;
+	m->thread_seq = td->key;
 	m->start = util_mono_ns() - sampler.start_mono;
 	m->end = -1;
 	return (int)sampler.nmarks;

@@ -201,7 +201,7 @@ sampler_ractor_identify(struct sampler_thread *td)
 		sampler_ractor_names[*id - 1] = name;
 		name = NULL;
 	}
-	sampler_ractor_note_thread(td->seq, td->ractor);
+	sampler_ractor_note_thread(td->key, td->ractor);
 	pthread_mutex_unlock(&sampler.lock);
 	free(name);
 	sampler_thread_save_name(td);
@@ -216,7 +216,7 @@ sampler_ractor_adopt(struct sampler_thread *td)
 		return;
 	td->ractor = *id;
 	pthread_mutex_lock(&sampler.lock);
-	sampler_ractor_note_thread(td->seq, td->ractor);
+	sampler_ractor_note_thread(td->key, td->ractor);
 	pthread_mutex_unlock(&sampler.lock);
 }
 

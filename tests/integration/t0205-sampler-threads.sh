@@ -108,4 +108,42 @@ test_expect_success 'cpu mode: a thread no sample saw is billed to (unsampled th
 	test_must_fail grep "^(unsampled thread) " main.folded
 '
 
+# A server that starts a thread per request or connection (WEBrick)
+# gave the sample tables entries of its own for every thread, never let
+# go: the tables, the profile and the work of keeping them grew with the
+# requests served.  Past the first 1,000 threads, a thread takes the
+# number of an unnamed one that ended, and is shown without a name (it
+# would name the others); a named thread keeps its number.
+test_expect_success 'a thread per unit of work: the threads numbered stay bounded' '
+	cat >lend.rb <<-\RUBY &&
+	def spin(ms)
+	  clock = Process::CLOCK_THREAD_CPUTIME_ID
+	  t = Process.clock_gettime(clock) + ms / 1000.0
+	  nil while Process.clock_gettime(clock) < t
+	end
+	def named(name) = Thread.new { Thread.current.name = name; spin(20) }.join
+	named("early-0")
+	named("early-1")
+	Integer(ARGV[0]).times { Thread.new { }.join }
+	named("late-0")
+	puts "done"
+	RUBY
+	for n in 3000 9000; do
+		"$RPERF" record -q -F 1 -o lend$n.pb.gz lend.rb $n >out &&
+		test_grep "^done$" out &&
+		"$RPERF" report --top 100000 lend$n.pb.gz >lend$n.txt &&
+		sed -n "/^Threads:/,/^\$/p" lend$n.txt | grep -E "^ +[0-9]+ " >rows$n &&
+		echo "$n threads: $(wc -l <rows$n) in the profile, $(wc -c <lend$n.pb.gz) bytes" &&
+		num_ge 1010 "$(wc -l <rows$n)" &&
+		for name in early-0 early-1; do
+			ms=$(sed -n "s/^ *[0-9]* *$name *\([0-9.]*\) .*/\1/p" rows$n) &&
+			echo "$name: $ms ms" &&
+			num_ge "$ms" 15 && num_ge 30 "$ms" || return 1
+		done &&
+		test_must_fail grep " late-0 " rows$n ||
+		return 1
+	done &&
+	num_ge "$(($(wc -c <lend3000.pb.gz) * 12 / 10))" "$(wc -c <lend9000.pb.gz)"
+'
+
 test_done
