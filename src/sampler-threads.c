@@ -193,8 +193,10 @@ sampler_thread_open_clock(struct sampler_thread *td)
 
 /*
  * Remember TD's thread name (Thread#name) for the profile, under its
- * number; 1 if it did.  Not for a thread with a number another had
- * before it: the name would label that one's samples too.
+ * number; 1 if it did.  Only for the first SAMPLER_THREAD_KEYS threads:
+ * a later one may have a number another had before it, which the name
+ * would label too, and gives its number back however it is named (a
+ * server that names each request's thread would add one a request).
  */
 int
 sampler_thread_save_name(struct sampler_thread *td)
@@ -203,7 +205,7 @@ sampler_thread_save_name(struct sampler_thread *td)
 	size_t i;
 	int state = 0;
 
-	if (td->key != td->seq)
+	if (td->seq > SAMPLER_THREAD_KEYS)
 		return 0;
 	name = rb_protect(sampler_thread_name_body, td->thread, &state);
 	if (state != 0) {

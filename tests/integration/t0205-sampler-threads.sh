@@ -112,8 +112,8 @@ test_expect_success 'cpu mode: a thread no sample saw is billed to (unsampled th
 # gave the sample tables entries of its own for every thread, never let
 # go: the tables, the profile and the work of keeping them grew with the
 # requests served.  Past the first 1,000 threads, a thread takes the
-# number of an unnamed one that ended, and is shown without a name (it
-# would name the others); a named thread keeps its number.
+# number of one that ended and has no name (it would name the others),
+# named or not; the first 1,000 keep theirs, with their names.
 test_expect_success 'a thread per unit of work: the threads numbered stay bounded' '
 	cat >lend.rb <<-\RUBY &&
 	def spin(ms)
@@ -124,7 +124,7 @@ test_expect_success 'a thread per unit of work: the threads numbered stay bounde
 	def named(name) = Thread.new { Thread.current.name = name; spin(20) }.join
 	named("early-0")
 	named("early-1")
-	Integer(ARGV[0]).times { Thread.new { }.join }
+	Integer(ARGV[0]).times { |i| Thread.new { Thread.current.name = "t#{i}" }.join }
 	named("late-0")
 	puts "done"
 	RUBY
