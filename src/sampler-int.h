@@ -174,8 +174,7 @@ struct sampler_thread {
 	void *vm_thread;	/* the VM's record, if mirrored (sampler-frames.c) */
 	int seq;
 	/* Its number in the profile (the "thread" label): its own seq, or
-	 * the number an unnamed thread that ended gave back
-	 * (sampler_thread_create). */
+	 * the number a thread that ended gave back (sampler_thread_create). */
 	int key;
 	clockid_t cpu_clock;	/* this thread's CPU clock, readable anywhere */
 	/* The fast reading of the same clock, on this thread only; its

@@ -85,8 +85,8 @@ sampler_thread_create(VALUE thread)
 	td->seq = ++sampler.next_seq;
 	/*
 	 * Past the first SAMPLER_THREAD_KEYS threads, a thread of the main
-	 * Ractor takes the number an unnamed thread gave back at its end,
-	 * if one did.  Each number is a key of the sample tables: a server
+	 * Ractor takes the number a thread gave back at its end, if one
+	 * did.  Each number is a key of the sample tables: a server
 	 * that starts a thread per request or connection (WEBrick) made
 	 * three entries a request, never let go, and the tables, the
 	 * profile and the time spent in them grew with the requests served
@@ -234,16 +234,26 @@ sampler_thread_save_name(struct sampler_thread *td)
 
 /*
  * THREAD_END of TD, a thread with no name saved: its number goes to a
- * thread made later (sampler_thread_create).  A named thread keeps its
- * number, so that its name labels no other thread's samples; a thread
- * of another Ractor keeps it too (the Ractor is known by it).
+ * thread made later (sampler_thread_create), without the name a build
+ * may have saved while it had one.  A named thread keeps its number, so
+ * that its name labels no other thread's samples; a thread of another
+ * Ractor keeps it too (the Ractor is known by it).
  */
 void
 sampler_thread_give_key(struct sampler_thread *td)
 {
+	size_t i;
+
 	if (td->ractor != 0)
 		return;
 	pthread_mutex_lock(&sampler.lock);
+	for (i = 0; i < sampler.nnames; i++) {
+		if (sampler.names[i].key == td->key) {
+			free(sampler.names[i].name);
+			sampler.names[i] = sampler.names[--sampler.nnames];
+			break;
+		}
+	}
 	xgrow((void **)&sampler.free_keys, &sampler.free_keys_cap,
 	    sampler.nfree_keys + 1, sizeof *sampler.free_keys);
 	sampler.free_keys[sampler.nfree_keys++] = td->key;
