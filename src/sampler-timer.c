@@ -93,7 +93,8 @@ sampler_timer_settime(int on)
  * only one of them wins the exchange.  Not with other Ractors (each has
  * its own lock and holder: the first thread of one to run restarts the
  * timer the same way) or M:N threads; timer_settime may be called from
- * a signal handler.
+ * a signal handler.  Without a signal the worker is the timer: it stops
+ * ticking (sampler_worker_main), and a restart wakes it.
  *
  * Only after SAMPLER_IDLE_TICKS idle ticks in a row: a busy server is
  * idle for a moment between requests many times a period, and a pause
@@ -107,7 +108,7 @@ sampler_tick_pause(void)
 	static int idle;
 	int on = SAMPLER_TIMER_ON;
 
-	if (!sampler.use_signal || !sampler.timer_made || sampler.cfg.mode != SAMPLER_CPU ||
+	if ((sampler.use_signal && !sampler.timer_made) || sampler.cfg.mode != SAMPLER_CPU ||
 	    !sampler_frames_mirrored() || sampler.mn_main ||
 	    atomic_load_explicit(&sampler.ractors_seen, memory_order_relaxed) ||
 	    atomic_load(&sampler.gvl_holder) != 0 ||
@@ -118,11 +119,24 @@ sampler_tick_pause(void)
 	if (++idle < SAMPLER_IDLE_TICKS)
 		return;
 	idle = 0;
-	sampler_timer_settime(0);
+	if (sampler.use_signal)
+		sampler_timer_settime(0);
 	if (!atomic_compare_exchange_strong(&sampler.timer_state, &on, SAMPLER_TIMER_PAUSED))
 		return;		/* turned off meanwhile: it stays off */
 	if (atomic_load(&sampler.gvl_holder) != 0 || atomic_load(&sampler.ractors_seen))
 		sampler_timer_resume();
+}
+
+/* Whether this thread is the worker. */
+static __thread int sampler_on_worker;
+
+/* The next tick after NOW on the grid of periods from the timer's start. */
+static int64_t
+sampler_next_tick(int64_t now)
+{
+	int64_t period = sampler_period_ns(), anchor = atomic_load(&sampler.timer_anchor);
+
+	return anchor + ((now - anchor) / period + 1) * period;
 }
 
 /*
@@ -130,23 +144,29 @@ sampler_tick_pause(void)
  * on the grid of periods from its start, not a period from now.  A
  * timer restarted a period after each thread took the GVL would tick at
  * the same point of every request or job that begins so, and bill their
- * first and last periods alike every time: a bias, not noise.
+ * first and last periods alike every time: a bias, not noise.  Without
+ * a signal, wake the worker (unless this is the worker, in its tick):
+ * it takes up the grid itself.
  */
 void
 sampler_timer_resume(void)
 {
 	int paused = SAMPLER_TIMER_PAUSED;
-	int64_t period, anchor, next;
 	struct itimerspec its;
 
 	if (atomic_load(&sampler.timer_state) != SAMPLER_TIMER_PAUSED ||
 	    !atomic_compare_exchange_strong(&sampler.timer_state, &paused, SAMPLER_TIMER_ON))
 		return;
-	period = sampler_period_ns();
-	anchor = atomic_load(&sampler.timer_anchor);
-	next = anchor + ((util_mono_ns() - anchor) / period + 1) * period;
-	its.it_value = sampler_timespec(next);
-	its.it_interval = sampler_timespec(period);
+	if (!sampler.use_signal) {
+		if (!sampler_on_worker && sampler.worker_made) {
+			pthread_mutex_lock(&sampler.worker_mutex);
+			pthread_cond_broadcast(&sampler.worker_cond);
+			pthread_mutex_unlock(&sampler.worker_mutex);
+		}
+		return;
+	}
+	its.it_value = sampler_timespec(sampler_next_tick(util_mono_ns()));
+	its.it_interval = sampler_timespec(sampler_period_ns());
 	timer_settime(sampler.timer, TIMER_ABSTIME, &its, NULL);
 }
 
@@ -219,15 +239,21 @@ sampler_timer_handler(int sig, void (*handler)(int, siginfo_t *, void *),
 	return -1;
 }
 
-/* Start or stop the POSIX timer (with the GVL). */
+/* Start or stop the POSIX timer, or the worker's ticking (with the GVL). */
 void
 sampler_timer_set(int on)
 {
-	if (!sampler.timer_made)
+	if (sampler.use_signal && !sampler.timer_made)
 		return;
 	atomic_store(&sampler.timer_anchor, util_mono_ns());
 	atomic_store(&sampler.timer_state, on ? SAMPLER_TIMER_ON : SAMPLER_TIMER_OFF);
-	sampler_timer_settime(on);
+	if (sampler.use_signal) {
+		sampler_timer_settime(on);
+	} else if (sampler.worker_made) {
+		pthread_mutex_lock(&sampler.worker_mutex);
+		pthread_cond_broadcast(&sampler.worker_cond);
+		pthread_mutex_unlock(&sampler.worker_mutex);
+	}
 }
 
 /* Fold every sample of B into the tables, then empty B. */
@@ -318,6 +344,7 @@ sampler_worker_main(void *arg)
 	pthread_sigmask(SIG_SETMASK, &set, NULL);
 	/* Named for top -H, perf and gdb (and bench/overhead --split). */
 	pthread_setname_np(pthread_self(), "rperf-worker");
+	sampler_on_worker = 1;
 	atomic_store(&sampler.worker_tid, (int)syscall(SYS_gettid));
 
 	pthread_mutex_lock(&sampler.worker_mutex);
@@ -347,12 +374,15 @@ sampler_worker_main(void *arg)
 			pthread_cond_broadcast(&sampler.worker_cond);
 			continue;
 		}
-		/* The timer thread ticks at absolute times, so no drift. */
+		/* The timer thread ticks at absolute times, so no drift, on
+		 * the grid of periods from the arming (sampler_timer_resume),
+		 * unless its ticks are paused. */
 		now = util_mono_ns();
 		ticking = !sampler.use_signal && !sampler.cfg.alloc_only &&
-		    atomic_load(&sampler.armed);
+		    atomic_load(&sampler.armed) &&
+		    atomic_load(&sampler.timer_state) == SAMPLER_TIMER_ON;
 		if (ticking && !was_ticking)
-			next_tick = now + period;
+			next_tick = sampler_next_tick(now);
 		was_ticking = ticking;
 		if (ticking)
 			deadline = next_tick;

@@ -47,20 +47,12 @@ sampler_arm(int on)
 		if (sampler_frames_mirrored() && (td = sampler_thread_current()) != NULL)
 			sampler_tick_holder(td->vm_thread, 1);
 		atomic_store(&sampler.armed, 1);
-		if (sampler.cfg.alloc_only)
-			;	/* -m alloc: no timer */
-		else if (sampler.use_signal)
+		if (!sampler.cfg.alloc_only)	/* -m alloc: no timer */
 			sampler_timer_set(1);
-		else {
-			pthread_mutex_lock(&sampler.worker_mutex);
-			pthread_cond_broadcast(&sampler.worker_cond);
-			pthread_mutex_unlock(&sampler.worker_mutex);
-		}
 	} else {
 		int64_t now = 0;
 
-		if (sampler.use_signal)
-			sampler_timer_set(0);
+		sampler_timer_set(0);
 		if (atomic_exchange(&sampler.armed, 0) &&
 		    sampler_read_clock(CLOCK_PROCESS_CPUTIME_ID, &now) == 0)
 			sampler.proc_cpu_ns += now - sampler.proc_cpu_at;
