@@ -27,7 +27,7 @@ struct profile;
 	{ "frequency", 'F', 'f', required_argument, "HZ", \
 	  "samples per second, 1 to 10000 (default 1000)", "@number", 'F' }, \
 	{ "signal", 0, 0, required_argument, "N|false", \
-	  "timer signal number (default SIGRTMIN+8); false: use a timer thread", \
+	  "timer signal number, or false for a timer thread (the default)", \
 	  "false", SCRIPT_OPT_SIGNAL }
 
 struct script_argv {
