@@ -130,6 +130,18 @@ sampler_tick_pause(void)
 /* Whether this thread is the worker. */
 static __thread int sampler_on_worker;
 
+/* Without a signal: have the worker look at the timer's state again
+ * (not from the worker itself, which holds worker_mutex in its tick). */
+static void
+sampler_worker_wake(void)
+{
+	if (sampler_on_worker || !sampler.worker_made)
+		return;
+	pthread_mutex_lock(&sampler.worker_mutex);
+	pthread_cond_broadcast(&sampler.worker_cond);
+	pthread_mutex_unlock(&sampler.worker_mutex);
+}
+
 /* The next tick after NOW on the grid of periods from the timer's start. */
 static int64_t
 sampler_next_tick(int64_t now)
@@ -158,11 +170,7 @@ sampler_timer_resume(void)
 	    !atomic_compare_exchange_strong(&sampler.timer_state, &paused, SAMPLER_TIMER_ON))
 		return;
 	if (!sampler.use_signal) {
-		if (!sampler_on_worker && sampler.worker_made) {
-			pthread_mutex_lock(&sampler.worker_mutex);
-			pthread_cond_broadcast(&sampler.worker_cond);
-			pthread_mutex_unlock(&sampler.worker_mutex);
-		}
+		sampler_worker_wake();
 		return;
 	}
 	its.it_value = sampler_timespec(sampler_next_tick(util_mono_ns()));
@@ -247,13 +255,10 @@ sampler_timer_set(int on)
 		return;
 	atomic_store(&sampler.timer_anchor, util_mono_ns());
 	atomic_store(&sampler.timer_state, on ? SAMPLER_TIMER_ON : SAMPLER_TIMER_OFF);
-	if (sampler.use_signal) {
+	if (sampler.use_signal)
 		sampler_timer_settime(on);
-	} else if (sampler.worker_made) {
-		pthread_mutex_lock(&sampler.worker_mutex);
-		pthread_cond_broadcast(&sampler.worker_cond);
-		pthread_mutex_unlock(&sampler.worker_mutex);
-	}
+	else
+		sampler_worker_wake();
 }
 
 /* Fold every sample of B into the tables, then empty B. */
