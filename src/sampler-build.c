@@ -235,13 +235,9 @@ sampler_build_locations(struct profile *p, struct sampler_build_frame *cache,
 static const char *
 sampler_build_thread_name(int key)
 {
-	size_t i;
+	size_t i = sampler_thread_name_index(key);
 
-	for (i = 0; i < sampler.nnames; i++) {
-		if (sampler.names[i].key == key)
-			return sampler.names[i].name;
-	}
-	return NULL;
+	return i < sampler.nnames ? sampler.names[i].name : NULL;
 }
 
 /* Add one sample of stack entry E (its frame ids IDS) with VALUES (one

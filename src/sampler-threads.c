@@ -191,6 +191,18 @@ sampler_thread_open_clock(struct sampler_thread *td)
 	td->clock_open = 1;
 }
 
+/* The index in sampler.names of the name saved for thread number KEY,
+ * or sampler.nnames when there is none. */
+size_t
+sampler_thread_name_index(int key)
+{
+	size_t i;
+
+	for (i = 0; i < sampler.nnames && sampler.names[i].key != key; i++)
+		;
+	return i;
+}
+
 /*
  * Remember TD's thread name (Thread#name) for the profile, under its
  * number; 1 if it did.  Only for the first SAMPLER_THREAD_KEYS threads:
@@ -215,19 +227,15 @@ sampler_thread_save_name(struct sampler_thread *td)
 	if (!RB_TYPE_P(name, T_STRING))
 		return 0;
 	pthread_mutex_lock(&sampler.lock);
-	for (i = 0; i < sampler.nnames; i++) {
-		if (sampler.names[i].key == td->key) {
-			free(sampler.names[i].name);
-			sampler.names[i].name = xstrndup(RSTRING_PTR(name), RSTRING_LEN(name));
-			pthread_mutex_unlock(&sampler.lock);
-			return 1;
-		}
+	if ((i = sampler_thread_name_index(td->key)) == sampler.nnames) {
+		xgrow((void **)&sampler.names, &sampler.names_cap, sampler.nnames + 1,
+		    sizeof *sampler.names);
+		sampler.names[i].key = td->key;
+		sampler.names[i].name = NULL;
+		sampler.nnames++;
 	}
-	xgrow((void **)&sampler.names, &sampler.names_cap, sampler.nnames + 1,
-	    sizeof *sampler.names);
-	sampler.names[sampler.nnames].key = td->key;
-	sampler.names[sampler.nnames].name = xstrndup(RSTRING_PTR(name), RSTRING_LEN(name));
-	sampler.nnames++;
+	free(sampler.names[i].name);
+	sampler.names[i].name = xstrndup(RSTRING_PTR(name), RSTRING_LEN(name));
 	pthread_mutex_unlock(&sampler.lock);
 	return 1;
 }
@@ -235,9 +243,11 @@ sampler_thread_save_name(struct sampler_thread *td)
 /*
  * THREAD_END of TD, a thread with no name saved: its number goes to a
  * thread made later (sampler_thread_create), without the name a build
- * may have saved while it had one.  A named thread keeps its number, so
- * that its name labels no other thread's samples; a thread of another
- * Ractor keeps it too (the Ractor is known by it).
+ * may have saved while it had one (only one of the first
+ * SAMPLER_THREAD_KEYS threads has its own number and can have one).  A
+ * named thread keeps its number, so that its name labels no other
+ * thread's samples; a thread of another Ractor keeps it too (the Ractor
+ * is known by it).
  */
 void
 sampler_thread_give_key(struct sampler_thread *td)
@@ -247,12 +257,10 @@ sampler_thread_give_key(struct sampler_thread *td)
 	if (td->ractor != 0)
 		return;
 	pthread_mutex_lock(&sampler.lock);
-	for (i = 0; i < sampler.nnames; i++) {
-		if (sampler.names[i].key == td->key) {
-			free(sampler.names[i].name);
-			sampler.names[i] = sampler.names[--sampler.nnames];
-			break;
-		}
+	if (td->seq <= SAMPLER_THREAD_KEYS &&
+	    (i = sampler_thread_name_index(td->key)) < sampler.nnames) {
+		free(sampler.names[i].name);
+		sampler.names[i] = sampler.names[--sampler.nnames];
 	}
 	xgrow((void **)&sampler.free_keys, &sampler.free_keys_cap,
 	    sampler.nfree_keys + 1, sizeof *sampler.free_keys);
