@@ -28,7 +28,8 @@ static void sampler_control_job(void *arg);
 /* Set while sampler_restart_in_child starts the sampler again. */
 static int sampler_child_start;
 
-/* The default timer signal, SIGRTMIN+8. */
+/* SIGRTMIN+8: the signal that reaches other Ractors' threads at a tick when
+ * the timer has none (--signal, the timer's, otherwise). */
 int
 sampler_default_signal(void)
 {

@@ -88,7 +88,8 @@ struct sampler_stats {
 	uint64_t worker_cpu_ns;	/* CPU time of the sampler's own thread */
 };
 
-/* The default timer signal, SIGRTMIN+8. */
+/* SIGRTMIN+8: the signal that reaches other Ractors' threads at a tick when
+ * the timer has none (--signal, the timer's, otherwise). */
 int sampler_default_signal(void);
 
 /*
