@@ -204,17 +204,26 @@ agg_gc_enter(struct agg_gc_window *w, int billed, int64_t now)
 {
 	w->open = 1;
 	w->billed = billed;
-	/* A lazy sweep goes on in a later entry. */
-	w->seg_state = w->phase == AGG_STATE_GC_SWEEP ? AGG_STATE_GC_SWEEP : AGG_STATE_GC_MARK;
+	/* A lazy sweep or an incremental mark goes on in a later entry; an
+	 * entry with neither under way is GC only if a marking starts in it
+	 * (see agg_gc_bills). */
+	w->seg_state = w->phase;
 	w->seg_start = billed ? now : 0;
 }
 
-/* Whether EV ends a billed segment. */
+/* Whether EV ends a billed segment.  The exit of an entry in which no
+ * phase was under way and no marking began bills nothing: Ruby enters
+ * the GC whenever an allocation finds no free slot (with GC disabled, or
+ * the last sweep done, it only looks and leaves), and that time is the
+ * allocating code's, for the next sample to bill. */
 int
 agg_gc_bills(const struct agg_gc_window *w, enum agg_gc_event ev)
 {
-	return w->open && w->billed && (ev == AGG_GC_END_MARK ||
-	    ev == AGG_GC_END_SWEEP || ev == AGG_GC_EXIT);
+	if (!w->open || !w->billed)
+		return 0;
+	if (ev == AGG_GC_END_MARK || ev == AGG_GC_END_SWEEP)
+		return 1;
+	return ev == AGG_GC_EXIT && w->seg_state != 0;
 }
 
 /* End the open segment at NOW: its weight, with *PREV moved past it. */
@@ -242,10 +251,15 @@ agg_gc_event(struct agg_gc_window *w, enum agg_gc_event ev, int64_t now,
 
 	if (agg_gc_bills(w, ev)) {
 		*state = w->seg_state;
+		if (*state == 0)	/* an end of a phase that began unseen */
+			*state = ev == AGG_GC_END_SWEEP ? AGG_STATE_GC_SWEEP :
+			    AGG_STATE_GC_MARK;
 		weight = agg_gc_segment(w, now, prev);
 	}
 	if (ev == AGG_GC_START) {
 		w->phase = AGG_STATE_GC_MARK;
+		if (w->open && w->seg_state == 0)
+			w->seg_state = AGG_STATE_GC_MARK;	/* from the entry */
 	} else if (ev == AGG_GC_END_MARK) {
 		w->phase = AGG_STATE_GC_SWEEP;
 		w->seg_state = AGG_STATE_GC_SWEEP;

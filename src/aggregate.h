@@ -109,7 +109,8 @@ struct agg_gc_window {
 	int phase;		/* AGG_STATE_GC_MARK, _SWEEP or 0 (no GC) */
 	int open;		/* between ENTER and EXIT */
 	int billed;		/* open on a thread whose time is billed */
-	int seg_state;		/* the state of the open segment */
+	int seg_state;		/* the state of the open segment; 0: not
+				 * GC unless a marking starts in it */
 	int64_t seg_start;	/* clock reading where it began */
 };
 

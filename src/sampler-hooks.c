@@ -816,6 +816,14 @@ sampler_gc_event(rb_event_flag_t event)
 	return AGG_GC_EXIT;
 }
 
+/* The stack of TD, entering a GC in which it is billed. */
+static void
+sampler_gc_capture(struct sampler_thread *td)
+{
+	sampler_job_capture(td);
+	sampler_tick_seen_me(td);
+}
+
 /* GC hook: bills each GC window to the thread that entered it, split
  * into mark and sweep spans (see agg_gc_event for the arithmetic). */
 static void
@@ -841,17 +849,20 @@ sampler_gc_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE kla
 		td = sampler_thread_get(rb_thread_current());
 		sampler.gc_td = td;
 		agg_gc_enter(&sampler.gc, td != NULL, td != NULL ? sampler_clock_self(td) : 0);
-		/* The stack is taken now, before the marking: its frames are
-		 * then marked (and pinned) by this GC.  Taken after it (at
-		 * END_MARK, as once), they were not, and a compaction right
-		 * after moved them: the tables kept where they had been. */
-		if (td != NULL) {
-			sampler_job_capture(td);
-			sampler_tick_seen_me(td);
-		}
+		/* The stack is taken before any marking: its frames are then
+		 * marked (and pinned) by this GC.  Taken after it (at END_MARK,
+		 * as once), they were not, and a compaction right after moved
+		 * them: the tables kept where they had been.  An entry with no
+		 * GC under way (most often the allocator looking for a page)
+		 * takes it only if a marking starts in it. */
+		if (td != NULL && sampler.gc.seg_state != 0)
+			sampler_gc_capture(td);
 		return;
 	}
 	td = sampler.gc_td;
+	if (ev == AGG_GC_START && td != NULL && sampler.gc.open &&
+	    sampler.gc.seg_state == 0)
+		sampler_gc_capture(td);
 	if (!agg_gc_bills(&sampler.gc, ev))
 		agg_gc_event(&sampler.gc, ev, 0, NULL, &state);
 	else if ((w = agg_gc_event(&sampler.gc, ev, sampler_clock_self(td), &td->prev,

@@ -54,4 +54,25 @@ test_expect_success 'a fork'"'"'s child finishing its parent'"'"'s sweep bills s
 	test "$mark" -eq 0
 '
 
+# Ruby enters its GC whenever an allocation finds no free slot, even with
+# the GC disabled or its last sweep done, and leaves at once when there is
+# nothing to mark or sweep: that is the allocating code's time, not GC's
+# (it was 4 ms of "[GC marking]" here, in a program whose GC never ran).
+test_expect_success 'allocating with GC disabled bills no GC time' '
+	cat >gc_off.rb <<-\EOF &&
+	GC.disable
+	def alloc = 1_000_000.times { "x" * 10 }
+	c = GC.count
+	alloc
+	puts "GCs #{GC.count - c}"
+	EOF
+	"$RPERF" record -q -o d.folded gc_off.rb >out &&
+	test_grep "^GCs 0$" out &&
+	gc=$(folded_sum d.folded "Object#alloc.*\\[GC ") &&
+	all=$(folded_sum d.folded "Object#alloc") &&
+	echo "gc $gc of $all" &&
+	num_ge $all 20000000 &&
+	test "$gc" -eq 0
+'
+
 test_done

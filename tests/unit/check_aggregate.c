@@ -238,6 +238,45 @@ START_TEST(test_gc_boundaries)
 }
 END_TEST
 
+START_TEST(test_gc_empty_entry)
+{
+	struct agg_gc_window w;
+	int64_t prev = 100;
+	int state;
+
+	memset(&w, 0, sizeof w);
+	/* an entry with no GC under way and none starting (the allocator
+	 * looking for a page) is no GC: the next sample bills its time */
+	gc_step(&w, AGG_GC_ENTER, 150, &prev, &state);
+	ck_assert_int_eq(agg_gc_bills(&w, AGG_GC_EXIT), 0);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_EXIT, 160, &prev, &state), 0);
+	ck_assert_int_eq(state, -1);
+	ck_assert_int_eq(prev, 100);
+	ck_assert_int_eq(w.open, 0);
+	/* one in which a marking starts is marking from the entry */
+	gc_step(&w, AGG_GC_ENTER, 200, &prev, &state);
+	ck_assert_int_eq(agg_gc_bills(&w, AGG_GC_EXIT), 0);
+	gc_step(&w, AGG_GC_START, 0, &prev, &state);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_EXIT, 230, &prev, &state), 30);
+	ck_assert_int_eq(state, AGG_STATE_GC_MARK);
+	ck_assert_int_eq(prev, 130);
+	/* an incremental marking's later entry marks on */
+	gc_step(&w, AGG_GC_ENTER, 300, &prev, &state);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_END_MARK, 310, &prev, &state), 10);
+	ck_assert_int_eq(state, AGG_STATE_GC_MARK);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_EXIT, 312, &prev, &state), 2);
+	ck_assert_int_eq(state, AGG_STATE_GC_SWEEP);
+	/* the sweep ended: a later look for a page bills nothing again */
+	gc_step(&w, AGG_GC_ENTER, 400, &prev, &state);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_END_SWEEP, 405, &prev, &state), 5);
+	ck_assert_int_eq(state, AGG_STATE_GC_SWEEP);
+	gc_step(&w, AGG_GC_EXIT, 405, &prev, &state);
+	gc_step(&w, AGG_GC_ENTER, 500, &prev, &state);
+	ck_assert_int_eq(gc_step(&w, AGG_GC_EXIT, 501, &prev, &state), 0);
+	ck_assert_int_eq(prev, 147);
+}
+END_TEST
+
 START_TEST(test_gc_unbilled_and_overlapping)
 {
 	struct agg_gc_window w;
@@ -262,6 +301,7 @@ START_TEST(test_gc_unbilled_and_overlapping)
 	ck_assert_int_eq(agg_gc_bills(&w, AGG_GC_START), 0);
 	/* an entry while a window is open starts it afresh */
 	gc_step(&w, AGG_GC_ENTER, 140, &prev, &state);
+	gc_step(&w, AGG_GC_START, 140, &prev, &state);
 	ck_assert_int_eq(gc_step(&w, AGG_GC_EXIT, 150, &prev, &state), 10);
 	ck_assert_int_eq(prev, 10);
 	/* after EXIT nothing is billed until the next ENTER */
@@ -284,6 +324,7 @@ aggregate_suite(void)
 	tcase_add_test(tc, test_gc_mark_and_sweep);
 	tcase_add_test(tc, test_gc_lazy_sweep);
 	tcase_add_test(tc, test_gc_boundaries);
+	tcase_add_test(tc, test_gc_empty_entry);
 	tcase_add_test(tc, test_gc_unbilled_and_overlapping);
 	suite_add_tcase(s, tc);
 	return s;
