@@ -252,9 +252,21 @@ cmd_record_snapshot(const struct profile *p, void *arg)
 	free(path);
 }
 
-/* Before exec replaces the process: save what there is. */
+/* In the daemon that took the run over: the uploader's thread stayed in
+ * the parent, so --push sends nothing more (its spool keeps what it had
+ * not sent). */
 static void
-cmd_record_save_now(void *arg)
+cmd_record_on_daemon(void *arg)
+{
+	struct cmd_record *r = arg;
+
+	r->push = NULL;
+}
+
+/* Before exec replaces the process, or Process.daemon ends it (WHY):
+ * save what there is. */
+static void
+cmd_record_save_now(void *arg, const char *why)
 {
 	struct cmd_record *r = arg;
 	struct profile *p = sampler_snapshot(0, NULL);
@@ -272,7 +284,7 @@ cmd_record_save_now(void *arg)
 	    r->print ? &format_text : r->format, NULL, err, sizeof err) != 0)
 		error_print("%s", err);
 	else if (!r->quiet && !r->print && strcmp(r->output, "-") != 0)
-		error_note("wrote '%s' before exec", r->output);
+		error_note("wrote '%s' before %s", r->output, why);
 	fflush(stdout);
 	profile_free(p);
 }
@@ -431,6 +443,7 @@ cmd_record_exec(int argc, char **argv)
 	r.run.procs.inherit = 1;
 	r.run.procs.child_timeout = CMD_CHILD_TIMEOUT;
 	r.run.procs.save_now = cmd_record_save_now;
+	r.run.procs.on_daemon = cmd_record_on_daemon;
 	r.run.procs.arg = &r;
 	r.run.cfg.control_signal = SIGRTMIN + CMD_CONTROL_SIGNAL_OFFSET;
 	r.run.cfg.snapshot_fn = cmd_record_snapshot;

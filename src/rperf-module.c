@@ -354,6 +354,42 @@ rperf_fork(int argc, VALUE *argv, VALUE self)
 	return pid;
 }
 
+struct rperf_daemon_args {
+	int argc;
+	VALUE *argv;
+};
+
+/* The original Process.daemon, under rb_protect. */
+static VALUE
+rperf_daemon_super(VALUE arg)
+{
+	const struct rperf_daemon_args *a = (const struct rperf_daemon_args *)arg;
+
+	return rb_call_super(a->argc, a->argv);
+}
+
+/* Process.daemon, prepended: its parent ends inside it, in C, running
+ * nothing of the script's, and the daemon is a child made without
+ * Process._fork.  The hooks run before it and after it, in the daemon
+ * (or in the process, if it raised). */
+static VALUE
+rperf_daemon(int argc, VALUE *argv, VALUE self)
+{
+	struct rperf_daemon_args a = { argc, argv };
+	VALUE r;
+	int state = 0;
+
+	(void)self;
+	if (rperf_hooks.before_daemon != NULL)
+		rperf_hooks.before_daemon(rperf_hooks.arg);
+	r = rb_protect(rperf_daemon_super, (VALUE)&a, &state);
+	if (rperf_hooks.daemon != NULL)
+		rperf_hooks.daemon(rperf_hooks.arg, state != 0);
+	if (state != 0)
+		rb_jump_tag(state);
+	return r;
+}
+
 static VALUE rperf_kernel_exec = Qnil;	/* the original Kernel.exec */
 static VALUE rperf_process_exec = Qnil;	/* the original Process.exec */
 
@@ -392,6 +428,7 @@ rperf_module_set_hooks(const struct rperf_module_hooks *h)
 		VALUE fork_hook = rb_define_module_under(rperf_module, "ForkHook");
 
 		rb_define_method(fork_hook, "_fork", rperf_fork, -1);
+		rb_define_method(fork_hook, "daemon", rperf_daemon, -1);
 		rb_prepend_module(rb_singleton_class(rb_mProcess), fork_hook);
 		/*
 		 * exec is replaced, not prepended to: on Ruby 3.3 a module

@@ -41,6 +41,10 @@ struct rperf_module_hooks {
 	void (*child)(void *arg, uint64_t fork_id);
 	void (*parent)(long pid, void *arg, uint64_t fork_id);
 	void (*before_exec)(void *arg);
+	/* Around Process.daemon, whose parent ends inside it: before it,
+	 * and after it in the daemon, or in the process it failed in. */
+	void (*before_daemon)(void *arg);
+	void (*daemon)(void *arg, int failed);
 	void *arg;
 };
 void rperf_module_set_hooks(const struct rperf_module_hooks *h);

@@ -260,7 +260,63 @@ script_procs_exec(void *arg)
 
 	sampler_mark_event("[exec]");
 	if (sp->save_now != NULL && sampler_running())
-		sp->save_now(sp->arg);
+		sp->save_now(sp->arg, "exec");
+}
+
+/*
+ * Before Process.daemon: the run goes on only in the daemon, a child Ruby
+ * forks without Process._fork, while the parent ends inside the call, in
+ * C.  From the root (with children profiled), the daemon takes the run
+ * over: the profile so far is built now, and the daemon samples afresh
+ * and merges it at its end, under this pid, as the root merges a child.
+ * From a profiled child, with --no-inherit, or from a daemon that took a
+ * run over already (Process.daemon twice), the profile so far is saved
+ * now, as before an exec, and the daemon is not profiled.
+ */
+static void
+script_procs_before_daemon(void *arg)
+{
+	struct script_procs *sp = arg;
+
+	if (!sampler_running())
+		return;
+	sampler_mark_event("[daemon]");
+	if (sp->inherit && getpid() == sp->root && sp->pre_daemon == NULL) {
+		sp->pre_daemon = sampler_snapshot(0, NULL);
+		sp->pre_daemon_pid = (long)getpid();
+		if (sp->pre_daemon != NULL)
+			return;
+	}
+	if (sp->save_now != NULL)
+		sp->save_now(sp->arg, "Process.daemon (the daemon it starts is not profiled)");
+}
+
+/* After Process.daemon: in the daemon, take the run over (see
+ * script_procs_before_daemon); where it FAILED, forget what was built. */
+static void
+script_procs_daemon(void *arg, int failed)
+{
+	struct script_procs *sp = arg;
+	char err[256];
+
+	if (sp->pre_daemon == NULL || failed || (long)getpid() == sp->pre_daemon_pid) {
+		profile_free(sp->pre_daemon);	/* the run goes on here */
+		sp->pre_daemon = NULL;
+		return;
+	}
+#if defined(__SANITIZE_ADDRESS__)
+	(void)on_exit(script_child_exit, NULL);
+#endif
+	if (sampler_restart_in_child(err, sizeof err) != 0) {
+		/* Standard error may be /dev/null by now. */
+		error_print("not profiling the daemon %ld: %s", (long)getpid(), err);
+		profile_free(sp->pre_daemon);
+		sp->pre_daemon = NULL;
+		return;
+	}
+	sp->root = getpid();
+	if (sp->on_daemon != NULL)
+		sp->on_daemon(sp->arg);
 }
 
 /* Note the root; the session waits for the first fork. */
@@ -269,6 +325,7 @@ script_procs_start(struct script_procs *sp)
 {
 	sp->root = getpid();
 	sp->in_child = 0;
+	sp->pre_daemon = NULL;
 	session_init(&sp->session);
 	session_note_tmpdir();
 }
@@ -282,6 +339,8 @@ script_procs_ready(struct script_procs *sp)
 		.child = script_procs_child,
 		.parent = script_procs_parent,
 		.before_exec = script_procs_exec,
+		.before_daemon = script_procs_before_daemon,
+		.daemon = script_procs_daemon,
 		.arg = sp,
 	};
 
@@ -310,13 +369,31 @@ script_procs_merge(struct script_procs *sp, struct profile **p, double timeout_s
     long *pids, size_t max)
 {
 	struct profile *out;
-	size_t n;
+	size_t n = 0;
 
-	if (*p == NULL || !session_has_children(&sp->session))
+	if (*p == NULL || (!session_has_children(&sp->session) && sp->pre_daemon == NULL))
 		return 0;
 	out = profile_new_like(*p);
+	if (sp->pre_daemon != NULL && sp->pre_daemon->time_nanos > 0 &&
+	    sp->pre_daemon->time_nanos < out->time_nanos) {
+		/* A daemon's run began in the process it left. */
+		int64_t end = out->time_nanos + out->duration_nanos;
+
+		out->time_nanos = sp->pre_daemon->time_nanos;
+		out->duration_nanos = end - out->time_nanos;
+	}
 	profile_merge(out, *p, "pid", (int64_t)getpid());
-	n = session_collect(&sp->session, out, timeout_s, pids, max);
+	if (sp->pre_daemon != NULL) {
+		profile_merge(out, sp->pre_daemon, "pid", (int64_t)sp->pre_daemon_pid);
+		profile_free(sp->pre_daemon);
+		sp->pre_daemon = NULL;
+		if (max > 0)
+			pids[n] = sp->pre_daemon_pid;
+		n++;
+	}
+	if (session_has_children(&sp->session))
+		n += session_collect(&sp->session, out, timeout_s, max > n ? pids + n : NULL,
+		    max > n ? max - n : 0);
 	profile_free(*p);
 	*p = out;
 	return n;

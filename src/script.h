@@ -76,9 +76,17 @@ struct script_procs {
 	pid_t root;		/* the process the run started in */
 	int in_child;		/* this process is a profiled child */
 	struct session session;
-	/* Save the profile so far (before exec replaces the process). */
-	void (*save_now)(void *arg);
+	/* Save the profile so far (before exec replaces the process, or
+	 * Process.daemon ends it), WHY naming the call. */
+	void (*save_now)(void *arg, const char *why);
+	/* In the daemon that goes on with the run (see script_procs_daemon
+	 * in script.c): what the command has that did not survive the fork. */
+	void (*on_daemon)(void *arg);
 	void *arg;
+	/* The root's profile up to Process.daemon, for the daemon to merge
+	 * at the end under the pid it had (pre_daemon_pid). */
+	struct profile *pre_daemon;
+	long pre_daemon_pid;
 };
 
 /* With the sampler running: note the root.  The session directory is

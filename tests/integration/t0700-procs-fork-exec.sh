@@ -78,6 +78,55 @@ test_expect_success 'exec of /bin/true leaves a valid profile' '
 	test_grep "^Mode: +cpu" rep
 '
 
+# Ruby's Process.daemon forks without Process._fork and ends the parent
+# in C, where nothing of the script's or rperf's runs: the profile was
+# lost, silently, with status 0.  The daemon takes the run over and saves
+# the whole of it at its end, each process under its pid; with
+# --no-inherit the profile so far is saved before the call, and the
+# daemon leaves it alone.
+cat >daemon.rb <<EOF
+def before_daemon = 300_000.times.sum
+def in_daemon = 300_000.times.sum
+before_daemon
+Process.daemon
+in_daemon
+File.write("$PWD/daemon.pid.tmp", Process.pid.to_s)
+File.rename("$PWD/daemon.pid.tmp", "$PWD/daemon.pid")
+EOF
+
+# Wait for the daemon of daemon.rb to end; its pid in $dpid.
+wait_daemon() {
+	for i in $(seq 1 100); do test -s daemon.pid && break; sleep 0.1; done &&
+	dpid=$(cat daemon.pid) &&
+	for i in $(seq 1 100); do kill -0 "$dpid" 2>/dev/null || break; sleep 0.1; done &&
+	! kill -0 "$dpid" 2>/dev/null
+}
+
+test_expect_success 'Process.daemon: the daemon saves the whole run' '
+	rm -f daemon.pid d.pb.gz &&
+	"$RPERF" record -o d.pb.gz daemon.rb 2>err &&
+	wait_daemon &&
+	"$RPERF" report --format folded d.pb.gz >d.folded &&
+	test_grep "Object#before_daemon" d.folded &&
+	test_grep "Object#in_daemon" d.folded &&
+	"$RPERF" report --format folded --tagfocus pid=$dpid d.pb.gz >dd.folded &&
+	test_grep "Object#in_daemon" dd.folded &&
+	test_grep ! "Object#before_daemon" dd.folded &&
+	"$RPERF" report --format folded --tagignore pid=$dpid d.pb.gz >dp.folded &&
+	test_grep "Object#before_daemon" dp.folded &&
+	test_grep ! "Object#in_daemon" dp.folded
+'
+
+test_expect_success 'Process.daemon with --no-inherit: the profile so far, saved first' '
+	rm -f daemon.pid d.pb.gz &&
+	"$RPERF" record --no-inherit -o d.pb.gz daemon.rb 2>err &&
+	test_grep "wrote .d.pb.gz. before Process.daemon" err &&
+	wait_daemon &&
+	"$RPERF" report --format folded d.pb.gz >d.folded &&
+	test_grep "Object#before_daemon" d.folded &&
+	test_grep ! "Object#in_daemon" d.folded
+'
+
 test_expect_success 'rperf snapshot PID twice: two snapshots, the run goes on' '
 	"$RPERF" record -o s.data -e "
 		\$stdout.sync = true

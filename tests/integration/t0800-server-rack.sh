@@ -14,6 +14,8 @@ port=$(free_port)
 server_pid=
 stop_server() {
 	kill_ours "$server_pid" rack_app
+	[ -s "$TRASH/rackd.pid" ] && kill_ours "$(cat "$TRASH/rackd.pid")" rackup
+	return 0
 }
 trap stop_server EXIT
 url=http://127.0.0.1:$port
@@ -141,6 +143,34 @@ test_expect_success 'without rperf running the middleware passes requests throug
 		app = Rperf::Rack.new(->(env) { [200, {}, [:ok]] })
 		p app.call(\"REQUEST_METHOD\" => \"GET\", \"PATH_INFO\" => \"/x/1\")" >pass.out &&
 	test_grep "^\[200, \{\}, \[:ok\]\]$" pass.out
+'
+
+# rackup -D daemonizes with Process.daemon: the parent ends inside it,
+# in C, and the server runs on in a child made without Process._fork.
+# The daemon takes the run over and writes the whole profile when it
+# stops (the profile was lost before, silently, with status 0).
+test_expect_success 'rackup -D: the daemonized server is profiled, saved when it stops' '
+	dport=$(free_port) &&
+	cat >daemon.ru <<-\EOF &&
+	def daemon_work(n) = n.times.sum
+	run ->(env) { daemon_work(100_000); [200, {"content-type" => "text/plain"}, ["ok\n"]] }
+	EOF
+	rackup=$(ls "$REAL_DEBS"/root/usr/share/rubygems-integration/all/gems/rack-*/bin/rackup) &&
+	"$RPERF" record -o rackd.pb.gz -- $inc "$rackup" -D -P "$TRASH/rackd.pid" -s webrick \
+		-o 127.0.0.1 -p "$dport" daemon.ru >rackd.out 2>&1 &&
+	wait_for "curl -s -o /dev/null http://127.0.0.1:$dport/" 300 &&
+	dpid=$(cat rackd.pid) &&
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		curl -s -o /dev/null -w "%{http_code}\n" "http://127.0.0.1:$dport/"
+	done >dcodes &&
+	test $(grep -c "^200$" dcodes) -eq 10 &&
+	test ! -e rackd.pb.gz &&
+	kill -TERM "$dpid" &&
+	wait_for "! kill -0 $dpid" 300 &&
+	"$RPERF" report --format folded --tagfocus pid=$dpid rackd.pb.gz >rackd.folded &&
+	test_grep "daemon_work" rackd.folded &&
+	"$RPERF" report --format folded --tagignore pid=$dpid rackd.pb.gz >rackp.folded &&
+	test_grep "Rack::Server" rackp.folded
 '
 
 stop_server
