@@ -278,6 +278,7 @@ script_procs_before_daemon(void *arg)
 {
 	struct script_procs *sp = arg;
 
+	sp->daemon_from = (long)getpid();
 	if (!sampler_running())
 		return;
 	sampler_mark_event("[daemon]");
@@ -299,14 +300,18 @@ script_procs_daemon(void *arg, int failed)
 	struct script_procs *sp = arg;
 	char err[256];
 
-	if (sp->pre_daemon == NULL || failed || (long)getpid() == sp->pre_daemon_pid) {
+	if (failed || (long)getpid() == sp->daemon_from) {
 		profile_free(sp->pre_daemon);	/* the run goes on here */
 		sp->pre_daemon = NULL;
 		return;
 	}
+	/* In the daemon, which ends as a forked child does (see
+	 * script_child_exit), profiled or not. */
 #if defined(__SANITIZE_ADDRESS__)
 	(void)on_exit(script_child_exit, NULL);
 #endif
+	if (sp->pre_daemon == NULL)
+		return;
 	if (sampler_restart_in_child(err, sizeof err) != 0) {
 		/* Standard error may be /dev/null by now. */
 		error_print("not profiling the daemon %ld: %s", (long)getpid(), err);

@@ -87,6 +87,7 @@ struct script_procs {
 	 * at the end under the pid it had (pre_daemon_pid). */
 	struct profile *pre_daemon;
 	long pre_daemon_pid;
+	long daemon_from;	/* the process that called Process.daemon */
 };
 
 /* With the sampler running: note the root.  The session directory is
