@@ -640,8 +640,10 @@ void sampler_thread_end(struct sampler_thread *td);
 void sampler_thread_mn_run(struct sampler_thread *td, int on);
 /* Open TD's fast CPU clock (cpu mode, on TD's own thread). */
 void sampler_thread_open_clock(struct sampler_thread *td);
-/* Remember TD's thread name; unlink and free TD. */
+/* The index in sampler.names of thread number KEY's saved name, or
+ * sampler.nnames for none. */
 size_t sampler_thread_name_index(int key);
+/* Remember TD's thread name; give its number back; unlink and free TD. */
 int sampler_thread_save_name(struct sampler_thread *td);
 void sampler_thread_give_key(struct sampler_thread *td);
 void sampler_thread_free(struct sampler_thread *td);

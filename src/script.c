@@ -219,6 +219,16 @@ script_child_exit(int status, void *arg)
 }
 #endif
 
+/* In a forked child (or a daemon): end as script_child_exit says, in the
+ * AddressSanitizer build; nothing otherwise. */
+static void
+script_end_as_child(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	(void)on_exit(script_child_exit, NULL);
+#endif
+}
+
 /* Fork hook, in the new child: sample it afresh, or not at all. */
 static void
 script_procs_child(void *arg, uint64_t fork_id)
@@ -226,9 +236,7 @@ script_procs_child(void *arg, uint64_t fork_id)
 	struct script_procs *sp = arg;
 	char err[256];
 
-#if defined(__SANITIZE_ADDRESS__)
-	(void)on_exit(script_child_exit, NULL);
-#endif
+	script_end_as_child();
 	session_in_child(&sp->session, fork_id);
 	if (!sp->inherit || !session_active(&sp->session))
 		return;
@@ -305,11 +313,9 @@ script_procs_daemon(void *arg, int failed)
 		sp->pre_daemon = NULL;
 		return;
 	}
-	/* In the daemon, which ends as a forked child does (see
-	 * script_child_exit), profiled or not. */
-#if defined(__SANITIZE_ADDRESS__)
-	(void)on_exit(script_child_exit, NULL);
-#endif
+	/* In the daemon, which ends as a forked child does, profiled or
+	 * not. */
+	script_end_as_child();
 	if (sp->pre_daemon == NULL)
 		return;
 	if (sampler_restart_in_child(err, sizeof err) != 0) {
