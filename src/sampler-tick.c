@@ -242,12 +242,14 @@ sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
 	}
 	atomic_thread_fence(memory_order_acquire);
 	if (atomic_load_explicit(&sampler_note.tick, memory_order_relaxed) != before ||
-	    th != (uintptr_t)vm_thread || n->chain.n < 2)
+	    th != (uintptr_t)vm_thread || n->chain.n < 1)
 		return 0;
+	/* A chain of one is the thread's outermost frame (the script's
+	 * <main>, a thread's block), noted in its own code. */
 	n->iseq = n->chain.pc[0] != 0 ? n->chain.iseq[0] : 0;
-	n->parent = n->chain.pc[1] != 0 ? n->chain.iseq[1] : 0;
+	n->parent = n->chain.n > 1 && n->chain.pc[1] != 0 ? n->chain.iseq[1] : 0;
 	n->pc = n->chain.pc[0];
-	n->caller_pc = n->chain.pc[1];
+	n->caller_pc = n->chain.n > 1 ? n->chain.pc[1] : 0;
 	n->ident[0] = n->chain.ep[0];
 	n->ident[1] = n->chain.self[0];
 	n->grand[0] = n->chain.n > 2 && n->chain.pc[2] != 0 ? n->chain.iseq[2] : 0;
