@@ -791,9 +791,14 @@ sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick)
 	leaf = sampler_tick_cfp(td, 0);
 	if (leaf == noted.cfp) {
 		/* The common case: still in the frame noted. */
-		if ((uintptr_t)td->own[0] == noted.iseq)
+		if ((uintptr_t)td->own[0] == noted.iseq) {
 			sampler_tick_line(td, 0, &noted);
-		return 0;
+			return 0;
+		}
+		/* Another frame in its slot: the frame noted has returned or
+		 * raised, and its caller pushed the next (a rescue clause, where
+		 * Kernel#Integer raised). */
+		return sampler_tick_chain(td, &noted);
 	}
 	if (leaf != 0 && leaf > noted.cfp)
 		return sampler_tick_regrow(td, &noted) || sampler_tick_chain(td, &noted);
