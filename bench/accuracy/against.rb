@@ -65,9 +65,14 @@ def self_shares(path, rperf, via)
     next if frames.empty? || (!via.empty? && (frames & via).empty?)
     leaf = frames.last
     next if leaf.start_with?("[GC ") || GC_FRAMES.include?(leaf)
-    name = leaf.sub(/\Ablock (\(\d+ levels\) )?in /, "")
-    # The script, loaded here, is rperf's <main>, its blocks too.
-    name = "<main>" if !rperf && name == "<top (required)>" && frames.first == "<top (required)>"
+    # A rescue or ensure clause is its frame's, as rperf (and Ruby 3.4's
+    # backtrace) names it.
+    name = leaf.sub(/\A((rescue|ensure) in )+/, "").sub(/\Ablock (\(\d+ levels\) )?in /, "")
+    # The script, loaded here, is rperf's <main>, its blocks too (in a
+    # fiber as well, whose stack does not start at the script's top);
+    # a library's top is under a require.
+    name = "<main>" if !rperf && name == "<top (required)>" &&
+                       (frames & ["Kernel#require", "Kernel#require_relative"]).empty?
     selfw[name] += Float(w)
   end
   total = selfw.values.sum
