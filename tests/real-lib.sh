@@ -65,6 +65,21 @@ tag_total() {
 	folded_sum "${3:-tag.folded}"
 }
 
+# The total of folded file $1 outside the GC (stacks whose leaf is not a
+# "[GC ...]" frame): for work whose clock is read around code that
+# allocates nothing, where a GC that another part of the request or job
+# starts is in its labels and never in its clock.
+folded_sum_outside_gc() {
+	awk '{ w = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";");
+		if (f[n] !~ /^\[GC /) s += w } END { printf "%.0f\n", s }' "$1"
+}
+
+# As tag_total, outside the GC (folded_sum_outside_gc).
+tag_total_outside_gc() {
+	tag_total "$@" >/dev/null &&
+	folded_sum_outside_gc "${3:-tag.folded}"
+}
+
 # The bin directory of an unpacked gem, e.g. real_gem_bin sidekiq.
 real_gem_bin() {
 	for _d in "$REAL_DEBS"/root/usr/share/rubygems-integration/all/gems/"$1"-*/bin; do

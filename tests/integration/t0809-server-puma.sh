@@ -62,6 +62,11 @@ test_expect_success 'Puma in cluster mode under rperf record: both workers answe
 # another), then a phased restart: Puma stops each worker with SIGTERM,
 # which writes its profile, and starts a new one.  Then as many light as
 # heavy requests, and SIGTERM to the master, which stops the workers.
+# The new workers first answer a few /pid: a worker's first requests may
+# cost more (its pages copied from the master's as it writes them, its
+# caches filled), which the first of the light and heavy ones (most often
+# a light one: it is sent first) would carry into the excess test 5
+# checks.
 test_expect_success 'a killed worker is replaced, a phased restart replaces both' '
 	victim=$(booted | head -n 1) &&
 	echo "$victim" >victim &&
@@ -69,6 +74,7 @@ test_expect_success 'a killed worker is replaced, a phased restart replaces both
 	wait_for "test \$(booted | wc -l) -ge 3" 300 &&
 	kill -USR1 "$master_pid" &&
 	wait_for "test \$(booted | wc -l) -ge 5" 300 &&
+	requests /pid /pid /pid /pid /pid /pid /pid /pid /pid /pid /pid /pid >/dev/null &&
 	set -- &&
 	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
 		set -- "$@" /light/$i /heavy/$((i * 1000))
@@ -120,9 +126,16 @@ test_expect_success 'the master'"'"'s own samples: booting Puma, no worker'"'"'s
 # excess of the workers' own clocks (each worker wrote its figures when it
 # stopped), within 4% (check_label_excess); 12 requests of each, less
 # those of a worker Puma killed (its samples and its figures both lost).
+# Outside the GC: the clocks are read around work that allocates nothing,
+# and a GC that Puma or Rack starts in a request is in its labels alone.
+# (A CI run of the 3.3 build read the light requests 28 ms over their
+# clocks and the heavy ones 1.6 ms, 5.67% off in the excess, when the
+# measured requests were the new workers' first: a GC, or the first
+# requests' own cost (see test 2), in a light one would do that; which it
+# was, its log did not say.  Here the labels have had no GC in them.)
 test_expect_success 'the endpoints'"'"' labels match the workers'"'"' own clocks' '
-	light=$(tag_total puma.pb.gz "endpoint=GET /light/:id") &&
-	heavy=$(tag_total puma.pb.gz "endpoint=GET /heavy/:id") &&
+	light=$(tag_total_outside_gc puma.pb.gz "endpoint=GET /light/:id") &&
+	heavy=$(tag_total_outside_gc puma.pb.gz "endpoint=GET /heavy/:id") &&
 	lc=$(awk "{ s += \$2 } END { print s * 1e9 }" stats) &&
 	hc=$(awk "{ s += \$3 } END { print s * 1e9 }" stats) &&
 	check_label_excess "$light" "$heavy" "$lc" "$hc"
