@@ -380,10 +380,13 @@ sampler_frames_peek(void *vm_thread, uint_fast64_t gc_gen, int pcs, const void *
 		chain->self[i] = (uintptr_t)f[i].self;
 		chain->me[i] = 0;
 		chain->me_sure[i] = 1;
-		slot = f[i].ep + SAMPLER_FRAMES_ENV_ME;
-		if (f[i].pc != NULL || f[i].ep == NULL || slot < ec.vm_stack ||
-		    slot >= (const VALUE *)end)
+		/* (The slot's address is made only for an ep inside the
+		 * stack: what was read may be any word, a null one too.) */
+		if (f[i].pc != NULL || (uintptr_t)f[i].ep % sizeof(VALUE) != 0 ||
+		    (uintptr_t)f[i].ep < (uintptr_t)(ec.vm_stack - SAMPLER_FRAMES_ENV_ME) ||
+		    (uintptr_t)f[i].ep > (uintptr_t)end)
 			continue;
+		slot = f[i].ep + SAMPLER_FRAMES_ENV_ME;
 		/* Read with the frame pointer, or else now (late). */
 		if (inwin && slot >= v0 && slot < v0 + nvals) {
 			/* Read with the frame, both with the pointer. */
