@@ -78,12 +78,18 @@ test_expect_success 'with --lines, the time is on the lines of the loop body' '
 	"$RPERF" record -q --lines -o l.data "$FIXTURES/self_time.rb" 1 >out &&
 	"$GO" tool pprof -lines -top -unit=ms l.data >top 2>&1 &&
 	cat top &&
-	# At the safepoint it was all on the while (self_time_lib.rb line 8);
-	# the loop body is lines 9 to 14: at least three of them hold 5% or
-	# more each.
+	# At the safepoint it was all on the while (self_time_lib.rb line 8),
+	# or on the call (line 13) the callee returns to; the loop body is
+	# lines 9 to 14 (some three quarters of the loop, a sixth or less on
+	# each line): they hold half the time or more, two of them 5% or
+	# more each.  Not more: in some runs the reads from the other CPU
+	# find the thread on two of the six lines for most of the loop
+	# (rperf-record(1), --lines).
 	n=$(awk "\$NF ~ /self_time_lib.rb:(9|1[0-4])\$/ && \$2 + 0 >= 5 { n++ } END { print n + 0 }" top) &&
-	echo "lines of the loop body with 5% or more: $n" &&
-	num_ge "$n" 3
+	body=$(awk "\$NF ~ /self_time_lib.rb:(9|1[0-4])\$/ { s += \$2 } END { printf \"%.0f\", s }" top) &&
+	echo "lines of the loop body with 5% or more: $n; the body: $body%" &&
+	num_ge "$n" 2 &&
+	num_ge "$body" 50
 '
 
 test_expect_success 'the timer thread (--signal=false) notes frames too' '
