@@ -229,9 +229,14 @@ sampler_frames_callee(const void *cfp)
 
 /* Where sampler_frames_peek found the thread last (the worker's alone):
  * its record, its context, the VM stack and the innermost frame, and the
- * GC steps begun before. */
+ * GC steps begun before.  On a cache line of its own (the alignment of
+ * its first field pads it to one): the worker writes it at every tick,
+ * and what the linker put beside it (the addresses of libruby's
+ * allocation functions, which rperf's wrappers read at every allocation)
+ * was taken from the profiled thread's CPU as often. */
 static struct {
-	const void *vm_thread, *ec;
+	_Alignas(64) const void *vm_thread;
+	const void *ec;
 	const VALUE *lo, *hi;
 	const struct sampler_frames_cfp *cfp;
 	const VALUE *ep;

@@ -358,9 +358,6 @@ struct sampler {
 	VALUE compile_sites[SAMPLER_COMPILE_SITES];
 	int ncompile_sites;
 	VALUE method_kind;
-	/* The timer count the job (or the compile hook, in its stead) last
-	 * took a sample for: a tick is pending while triggers differs. */
-	uint_fast64_t triggers_served;
 
 	rb_postponed_job_handle_t job;
 	rb_postponed_job_handle_t interval_job;
@@ -372,7 +369,6 @@ struct sampler {
 	/* A sample the tick's job did not take (a GC's, a thread switch's,
 	 * the compile hook's) has frames to name (sampler_resolve_pending). */
 	atomic_int pending_resolve;
-	atomic_int in_job;		/* the tick's job is recording */
 	struct sigaction old_control_action;
 	int control_set;
 	int64_t sent_real_ns;		/* CLOCK_REALTIME of the last interval's end */
@@ -390,7 +386,6 @@ struct sampler {
 	pid_t pid;
 	atomic_uintptr_t gvl_holder;	/* the GVL holder's VM record, or 0 */
 	atomic_uintptr_t holder_ec;	/* its context, while it may be poked */
-	atomic_int poking;		/* a tick is poking holder_ec */
 	timer_t timer;
 	int timer_made;
 	/* SAMPLER_TIMER_*: whether the timer runs, or a tick stopped it
@@ -411,11 +406,6 @@ struct sampler {
 	int probe_ready;
 	atomic_int probe_late;
 
-	/* Guards what threads of different Ractors, each holding only its
-	 * own Ractor's lock, may change at once: the active buffer, the
-	 * thread list, the names (recursive; held only around plain memory
-	 * work, never across a Ruby call: the GC's mark function takes it). */
-	pthread_mutex_t lock;
 	/* The main Ractor's threads are M:N (RUBY_MN_THREADS). */
 	int mn_main;
 	/* A thread of another Ractor has run (set before its first Ruby
@@ -429,8 +419,8 @@ struct sampler {
 	int worker_busy;		/* folding or probing, without worker_mutex */
 	/* Told to end, the worker may still take a timer signal already
 	 * queued: its handler then does nothing (ticks_off), and the stop
-	 * waits for one that began before (in_tick). */
-	atomic_int ticks_off, in_tick;
+	 * waits for one that began before (in_tick, below). */
+	atomic_int ticks_off;
 	atomic_int swap_pending;	/* the standby buffer awaits the worker */
 	atomic_int active;		/* buffer the job writes */
 	struct sampler_buffer buffers[2];
@@ -485,20 +475,42 @@ struct sampler {
 	char **comments;
 	size_t ncomments, comments_cap;
 
-	/* A GC step runs (between its ENTER and EXIT events), and the last
-	 * tick that found one running (see sampler_tick_in_gc). */
+	/* A GC step runs (between its ENTER and EXIT events). */
 	atomic_int gc_running;
-	atomic_uint_fast64_t gc_tick;
-
-	/* stats */
-	atomic_uint_fast64_t triggers;
-	uint64_t samples;
-	uint64_t timer_samples;
 	atomic_uint_fast64_t gc_gen;	/* GC steps begun (no object dies between two) */
-	uint64_t job_ns;	/* estimated from one job in SAMPLER_JOB_TIMED */
-	uint64_t jobs;		/* jobs run, for that estimate */
 	uint64_t nthreads;
 	uint64_t worker_cpu_ns;		/* read before the worker exits */
+
+	/*
+	 * What the worker writes at every tick, and what the job writes at
+	 * every sample, each on cache lines of their own.  The job reads the
+	 * tick's line (its number) once a sample; but a field it wrote on a
+	 * line the worker reads or writes at every tick, or one the worker
+	 * wrote on a line the job reads, would cost the profiled thread a
+	 * transfer of that line from the other CPU at every sample (some
+	 * 100-200 ns on the VMs here).
+	 */
+	_Alignas(64) atomic_uint_fast64_t triggers;	/* ticks so far */
+	/* The last tick that found a GC step running (sampler_tick_in_gc). */
+	atomic_uint_fast64_t gc_tick;
+	atomic_int in_tick;		/* a tick runs (see ticks_off) */
+	atomic_int poking;		/* a tick is poking holder_ec */
+
+	/* Guards what threads of different Ractors, each holding only its
+	 * own Ractor's lock, may change at once: the active buffer, the
+	 * thread list, the names (recursive; held only around plain memory
+	 * work, never across a Ruby call: the GC's mark function takes it). */
+	_Alignas(64) pthread_mutex_t lock;
+	/* The timer count the job (or the compile hook, in its stead) last
+	 * took a sample for: a tick is pending while triggers differs. */
+	uint_fast64_t triggers_served;
+	atomic_int in_job;		/* the tick's job is recording */
+	uint64_t samples;
+	uint64_t timer_samples;
+	uint64_t job_ns;	/* estimated from one job in SAMPLER_JOB_TIMED */
+	uint64_t jobs;		/* jobs run, for that estimate */
+	/* (The struct's size is a multiple of its alignment, 64: nothing
+	 * else shares the job's last line.) */
 };
 
 extern struct sampler sampler;

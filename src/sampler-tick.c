@@ -43,8 +43,8 @@
  * frame, the GC steps begun before it was read, and the chain of that
  * frame and its callers (a row for each field of struct sampler_chain);
  * TICK is written last (0 while the others change). */
-static _Alignas(64) struct {
-	atomic_uint_fast64_t tick;
+static struct {
+	_Alignas(64) atomic_uint_fast64_t tick;	/* (pads it to whole lines) */
 	atomic_uintptr_t vm_thread;
 	atomic_uintptr_t cfp;
 	atomic_uint_fast64_t gc_gen;
