@@ -17,8 +17,8 @@
  *   handler touches no Ruby API but rb_postponed_job_trigger, takes no
  *   lock and allocates nothing.
  * - The postponed job runs on the thread holding the GVL at a safepoint:
- *   it bills the thread's clock since its previous sample to the current
- *   stack and appends the raw frame VALUEs to the active sample buffer.
+ *   it bills the thread's clock from its previous sample up to the tick
+ *   (sampler_job_upto) to the stack the tick found, and appends the raw frame VALUEs to the active sample buffer.
  *   No Ruby object is made and no string is built there.
  * - The GVL hooks (wall mode) and the GC hooks split time into labelled
  *   samples: off the GVL (%GVL=blocked), waiting for it (%GVL=wait), GC
@@ -623,6 +623,9 @@ void sampler_tick_poke(void);
 void sampler_tick_gc(int entering);
 /* On the worker at tick TICK: note the holder's frame (signal-safe). */
 void sampler_tick_note(uint_fast64_t tick);
+/* The monotonic time of tick TICK if it noted the frame of the thread
+ * whose VM record is VM_THREAD, or 0 (in the job). */
+int64_t sampler_tick_mono(uint_fast64_t tick, void *vm_thread);
 /* Cut TD's captured stack at the frame noted at tick TICK when that is
  * a caller of its leaf, or add the leaf's callee noted there and since
  * returned (in the job); 1 if changed. */

@@ -38,14 +38,17 @@
 #include <unistd.h>
 
 #include "sampler-int.h"
+#include "util.h"
 
-/* The last tick's note: the holder's VM record, its innermost control
- * frame, the GC steps begun before it was read, and the chain of that
- * frame and its callers (a row for each field of struct sampler_chain);
- * TICK is written last (0 while the others change). */
+/* The last tick's note: the holder's VM record, the monotonic time of
+ * the tick, its innermost control frame, the GC steps begun before it
+ * was read, and the chain of that frame and its callers (a row for each
+ * field of struct sampler_chain); TICK is written last (0 while the
+ * others change). */
 static struct {
 	_Alignas(64) atomic_uint_fast64_t tick;	/* (pads it to whole lines) */
 	atomic_uintptr_t vm_thread;
+	_Atomic int64_t mono;
 	atomic_uintptr_t cfp;
 	atomic_uint_fast64_t gc_gen;
 	atomic_int chain_n;
@@ -177,11 +180,13 @@ sampler_tick_note(uint_fast64_t tick)
 	const void *cfp;
 	uint_fast64_t gc_gen;
 	struct sampler_chain chain;
+	int64_t mono;
 	int i, r;
 
 	if (!sampler_frames_mirrored() ||
 	    atomic_load(&sampler.gvl_holder) == 0)
 		return;
+	mono = util_mono_ns();
 	atomic_store_explicit(&sampler_note.tick, 0, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
 	/* The bracket: counted in, the holder read after, and read only
@@ -199,6 +204,7 @@ sampler_tick_note(uint_fast64_t tick)
 	if (r == 0)
 		return;
 	atomic_store_explicit(&sampler_note.vm_thread, holder, memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.mono, mono, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.cfp, (uintptr_t)cfp, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.gc_gen, gc_gen, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.chain_n, chain.n, memory_order_relaxed);
@@ -212,6 +218,26 @@ sampler_tick_note(uint_fast64_t tick)
 		    memory_order_relaxed);
 	}
 	atomic_store_explicit(&sampler_note.tick, tick, memory_order_release);
+}
+
+/* The monotonic time of tick TICK, read when it noted the frame of the
+ * thread whose VM record is VM_THREAD (in the job): 0 if it noted none. */
+int64_t
+sampler_tick_mono(uint_fast64_t tick, void *vm_thread)
+{
+	uint_fast64_t before = atomic_load_explicit(&sampler_note.tick, memory_order_acquire);
+	uintptr_t th;
+	int64_t mono;
+
+	if (before == 0 || before != tick)
+		return 0;
+	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
+	mono = atomic_load_explicit(&sampler_note.mono, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	if (atomic_load_explicit(&sampler_note.tick, memory_order_relaxed) != before ||
+	    th != (uintptr_t)vm_thread)
+		return 0;
+	return mono;
 }
 
 /* The frame noted at tick TICK for the thread whose VM record is

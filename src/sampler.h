@@ -1,8 +1,9 @@
 /*
  * sampler.h: the safepoint sampler.  A timer asks the VM for a sample at
  * its next safepoint (a postponed job); each sample weighs the time that
- * passed on the sampled thread's clock since that thread's previous sample,
- * so the delay to the safepoint does not bias the profile.  GVL and GC hooks
+ * passed on the sampled thread's clock from that thread's previous sample
+ * up to the tick (what runs after it goes to the next), so the delay to
+ * the safepoint does not bias the profile.  GVL and GC hooks
  * bill the time a thread spends off the GVL, waiting for it and in GC as
  * labelled samples, and move the thread's clock baseline past what they
  * billed, so every nanosecond is billed once.

@@ -32,6 +32,27 @@ test_expect_success 'the same with a timer signal (--signal 40)' '
 	check_ratios t.folded
 '
 
+# A loop of Ruby code and then a C method with no safepoint in it
+# (c_seams.rb: some 1.5 ms of the loop, 4 ms of Array#sort, 40 times): a
+# sample that ended at the job, at the sort's return, kept the sort's time
+# after its last tick as well as the loop's time before the sort's first
+# (some half a period a round): the loop was billed 20-27% less than its
+# clock in five runs, the sort 7-11% more.  Ended at the tick, the time
+# after the sort's last one goes to the loop's first sample (+2% to +11%
+# and -0% to -5% in five runs).
+test_expect_success 'a C method with no safepoint in it does not take the time before it' '
+	SEAM_CLOCKS=seams "$RPERF" record -q -o seams.folded "$FIXTURES/c_seams.rb" 40 &&
+	for m in spin sorting; do
+		billed=$(grep -E ";Object#$m( |;)" seams.folded | awk "{ s += \$NF } END { printf \"%.0f\n\", s }") &&
+		own=$(awk -v m="$m" "\$1 == m { print \$2 }" seams) &&
+		echo "$m: billed $billed ns, own clock $own ns" &&
+		near_clock "$billed" "$own" 5 3e6 || exit 1
+	done &&
+	billed=$(grep -E ";Object#spin( |;)" seams.folded | awk "{ s += \$NF } END { printf \"%.0f\n\", s }") &&
+	own=$(awk "\$1 == \"spin\" { print \$2 }" seams) &&
+	num_ge "$billed" "$(awk -v o="$own" "BEGIN { printf \"%.0f\", o * 0.9 - 2e6 }")"
+'
+
 test_expect_success 'the hot method dominates the text report' '
 	"$RPERF" record -q -p "$FIXTURES/hot.rb" 4 >report &&
 	test_grep "^Mode: +cpu, 1,000 Hz" report &&
