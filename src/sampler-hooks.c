@@ -632,6 +632,9 @@ sampler_job(void *arg)
 	if (sampler_frames_mirrored())
 		sampler_tick_holder(td->vm_thread, 1);
 	now = sampler_clock_self(td);
+	/* (Next to the clock's reading: the time since the tick is from
+	 * there, not from after the capture.) */
+	upto = sampler_job_upto(td, triggers, now, &end);
 	atomic_store_explicit(&sampler.in_job, 1, memory_order_relaxed);
 	if (now > td->prev && sampler_tick_in_gc(triggers)) {
 		td->gc_deferred = 1;
@@ -646,7 +649,6 @@ sampler_job(void *arg)
 			 * compile time to move off a callee. */
 			if (!sampler_tick_cut(td, triggers) && sampler.ncompile_sites > 0)
 				sampler_drop_compile_callee(td);
-			upto = sampler_job_upto(td, triggers, now, &end);
 			sampler_record_until(td, upto - td->prev, AGG_STATE_NORMAL, end);
 			td->prev = upto;
 		}
