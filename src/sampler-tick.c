@@ -220,24 +220,42 @@ sampler_tick_note(uint_fast64_t tick)
 	atomic_store_explicit(&sampler_note.tick, tick, memory_order_release);
 }
 
+/*
+ * The job's reads of the note, between these two: the note's tick, if it
+ * is TICK (else 0: no note of it, or one being written); then, after the
+ * reads, whether the note was not rewritten meanwhile and is of the
+ * thread whose VM record is VM_THREAD (TH: the record the note named).
+ */
+static uint_fast64_t
+sampler_tick_note_open(uint_fast64_t tick)
+{
+	uint_fast64_t before = atomic_load_explicit(&sampler_note.tick, memory_order_acquire);
+
+	return before == tick ? before : 0;
+}
+
+static int
+sampler_tick_note_held(uint_fast64_t before, uintptr_t th, void *vm_thread)
+{
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&sampler_note.tick, memory_order_relaxed) == before &&
+	    th == (uintptr_t)vm_thread;
+}
+
 /* The monotonic time of tick TICK, read when it noted the frame of the
  * thread whose VM record is VM_THREAD (in the job): 0 if it noted none. */
 int64_t
 sampler_tick_mono(uint_fast64_t tick, void *vm_thread)
 {
-	uint_fast64_t before = atomic_load_explicit(&sampler_note.tick, memory_order_acquire);
+	uint_fast64_t before = sampler_tick_note_open(tick);
 	uintptr_t th;
 	int64_t mono;
 
-	if (before == 0 || before != tick)
+	if (before == 0)
 		return 0;
 	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
 	mono = atomic_load_explicit(&sampler_note.mono, memory_order_relaxed);
-	atomic_thread_fence(memory_order_acquire);
-	if (atomic_load_explicit(&sampler_note.tick, memory_order_relaxed) != before ||
-	    th != (uintptr_t)vm_thread)
-		return 0;
-	return mono;
+	return sampler_tick_note_held(before, th, vm_thread) ? mono : 0;
 }
 
 /* The frame noted at tick TICK for the thread whose VM record is
@@ -245,11 +263,11 @@ sampler_tick_mono(uint_fast64_t tick, void *vm_thread)
 static int
 sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
 {
-	uint_fast64_t before = atomic_load_explicit(&sampler_note.tick, memory_order_acquire);
+	uint_fast64_t before = sampler_tick_note_open(tick);
 	uintptr_t th;
 	int i;
 
-	if (before == 0 || before != tick)
+	if (before == 0)
 		return 0;
 	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
 	n->cfp = atomic_load_explicit(&sampler_note.cfp, memory_order_relaxed);
@@ -266,9 +284,7 @@ sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
 		n->chain.me_sure[i] = (int)atomic_load_explicit(&sampler_note.chain[5][i],
 		    memory_order_relaxed);
 	}
-	atomic_thread_fence(memory_order_acquire);
-	if (atomic_load_explicit(&sampler_note.tick, memory_order_relaxed) != before ||
-	    th != (uintptr_t)vm_thread || n->chain.n < 1)
+	if (!sampler_tick_note_held(before, th, vm_thread) || n->chain.n < 1)
 		return 0;
 	/* A chain of one is the thread's outermost frame (the script's
 	 * <main>, a thread's block), noted in its own code. */
