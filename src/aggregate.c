@@ -147,10 +147,18 @@ uint32_t
 agg_stacks_add(struct agg_stacks *st, const uint32_t *ids, uint32_t depth,
     int thread, int label_set, int state, int64_t weight)
 {
+	return agg_stacks_add_n(st, ids, depth, thread, label_set, state, weight, 1);
+}
+
+/* Add COUNT samples of WEIGHT in all to the entry for this key. */
+uint32_t
+agg_stacks_add_n(struct agg_stacks *st, const uint32_t *ids, uint32_t depth,
+    int thread, int label_set, int state, int64_t weight, int64_t count)
+{
 	uint32_t k = agg_stacks_intern(st, ids, depth, thread, label_set, state);
 
 	st->entries[k].weight += weight;
-	st->entries[k].count++;
+	st->entries[k].count += count;
 	return k;
 }
 

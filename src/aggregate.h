@@ -69,6 +69,9 @@ uint32_t agg_stacks_intern(struct agg_stacks *st, const uint32_t *ids, uint32_t 
 /* Add one sample of WEIGHT to the entry for this key. */
 uint32_t agg_stacks_add(struct agg_stacks *st, const uint32_t *ids, uint32_t depth,
     int thread, int label_set, int state, int64_t weight);
+/* Add COUNT samples of WEIGHT in all to the entry for this key. */
+uint32_t agg_stacks_add_n(struct agg_stacks *st, const uint32_t *ids, uint32_t depth,
+    int thread, int label_set, int state, int64_t weight, int64_t count);
 /* Zero every weight and count (and what was sent), keeping the keys. */
 void agg_stacks_clear(struct agg_stacks *st);
 void agg_stacks_release(struct agg_stacks *st);

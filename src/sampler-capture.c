@@ -123,15 +123,15 @@ sampler_capture_add(struct sampler_capture *c, uint32_t stack, int64_t weight,
 	}
 }
 
-/* A folded sample of capture ID: its entry STACK, raw index RAW or
- * SIZE_MAX (the worker, table_mutex held). */
+/* A folded sample of capture ID, standing for COUNT samples: its entry
+ * STACK, raw index RAW or SIZE_MAX (the worker, table_mutex held). */
 void
-sampler_capture_fold(int id, uint32_t stack, int64_t weight, size_t raw)
+sampler_capture_fold(int id, uint32_t stack, int64_t weight, int64_t count, size_t raw)
 {
 	struct sampler_capture *c = sampler_capture_find(id);
 
 	if (c != NULL)
-		sampler_capture_add(c, stack, weight, 1, raw);
+		sampler_capture_add(c, stack, weight, count, raw);
 }
 
 static void

@@ -75,6 +75,9 @@ sampler_clock_self(struct sampler_thread *td)
  * and line (LINES may be NULL without --lines), and the pseudo-frame
  * that stands for an empty stack (0: "(no Ruby frame)"). */
 struct sampler_of {
+	/* The thread whose stack it is (its last samples are looked at
+	 * first), or NULL. */
+	struct sampler_thread *td;
 	int seq, label_set, capture;
 	/* How many of its frames are of run-time compiled code, and which:
 	 * frame i is if the capture's count root-first (TCUM, TWB frames of
@@ -120,6 +123,7 @@ static void
 sampler_record_until(struct sampler_thread *td, int64_t weight, int state, int64_t end)
 {
 	struct sampler_of o = {
+		.td = td,
 		.seq = td->key, .label_set = td->label_set, .capture = td->capture,
 		.frames = td->stack + td->top, .owns = td->own + td->top,
 		.lines = td->lines + td->top, .depth = td->depth - td->top,
@@ -138,6 +142,80 @@ sampler_record_until(struct sampler_thread *td, int64_t weight, int state, int64
 	if (td->ractor != 0 && !sampler_ractor_main())
 		o.seq = -o.seq;
 	sampler_record_of(&o, weight, state, end);
+}
+
+/* Sample INDEX of buffer ACTIVE, of O, is the last in STATE. */
+static void
+sampler_record_last(const struct sampler_of *o, int state, int active, size_t index)
+{
+	struct sampler_last l = {
+		.active = active, .swaps = sampler.swaps, .index = index,
+		.captures = o->td != NULL ? o->td->captures : 0,
+	};
+
+	sampler.last[state] = l;
+	if (o->td != NULL)
+		o->td->last[state] = l;
+}
+
+/* Whether L is a sample still waiting in the active buffer B (ACTIVE). */
+static int
+sampler_last_valid(const struct sampler_last *l, const struct sampler_buffer *b, int active)
+{
+	return l->active == active && l->swaps == sampler.swaps && l->index < b->nsamples;
+}
+
+/*
+ * Add WEIGHT to the last sample recorded in STATE, in the active buffer B
+ * (ACTIVE), if it is of the same key as O (thread SEQ, labels, capture,
+ * the DEPTH frames with their own iseqs and lines, and ROOT, the
+ * pseudo-frame at the root, or Qundef): 1, or 0 if not (it is made).
+ * The worker would have folded the two into one entry: a program that
+ * lets the GVL go a hundred thousand times a second in one C method
+ * (Dir.glob, a loop of small reads) made three samples a release in wall
+ * mode, each a dozen cache lines to write on the profiled thread and a
+ * stack to intern on the worker.  The thread's own last sample in that
+ * state, recorded since its last capture, has its frames (the stack is
+ * changed only by a capture, and after one in the job, before any
+ * sample, where the count is taken again); any other is compared frame
+ * by frame.  Not with --no-aggregate (each sample keeps its own time)
+ * nor for one with frames of run-time compiled code (the job names
+ * those in the buffer).  With sampler.lock held.
+ */
+static int
+sampler_record_merge(struct sampler_buffer *b, int active, const struct sampler_of *o,
+    int seq, int depth, VALUE root, int state, int64_t weight)
+{
+	const struct sampler_last *l;
+	struct sampler_sample *s;
+	int n = depth + (root != Qundef), same = 0;
+
+	if (!sampler.cfg.aggregate || o->transient > 0 || state < 0 ||
+	    state >= SAMPLER_LAST_STATES)
+		return 0;
+	l = o->td != NULL ? &o->td->last[state] : NULL;
+	if (l != NULL && l->captures != 0 && l->captures == o->td->captures &&
+	    sampler_last_valid(l, b, active))
+		same = 1;
+	else if (!sampler_last_valid(l = &sampler.last[state], b, active))
+		return 0;
+	s = &b->samples[l->index];
+	if (s->thread_seq != seq || s->label_set != o->label_set ||
+	    s->capture != o->capture || s->state != state || s->transient ||
+	    s->depth != n || s->count == UINT32_MAX)
+		return 0;
+	if (root != Qundef && b->frames[s->frame_off + depth] != root)
+		return 0;
+	if (!same && depth > 0 &&
+	    (memcmp(b->frames + s->frame_off, o->frames, depth * sizeof(VALUE)) != 0 ||
+	    memcmp(b->owns + s->frame_off, o->owns, depth * sizeof(VALUE)) != 0 ||
+	    (sampler.cfg.lines &&
+	    memcmp(b->lines + s->frame_off, o->lines, depth * sizeof(int)) != 0)))
+		return 0;
+	s->weight += weight;
+	s->count++;
+	sampler_record_last(o, state, active, (size_t)(s - b->samples));
+	return 1;
 }
 
 /* The sample O, as sampler_record_until says; a negative O->seq is a
@@ -169,6 +247,11 @@ sampler_record_of(const struct sampler_of *o, int64_t weight, int state, int64_t
 	n = depth + (root != Qundef);
 	active = atomic_load(&sampler.active);
 	b = &sampler.buffers[active];
+	if (sampler_record_merge(b, active, o, seq, depth, root, state, weight)) {
+		sampler.samples++;
+		pthread_mutex_unlock(&sampler.lock);
+		return;
+	}
 	if (b->nsamples == b->samples_cap)
 		xgrow((void **)&b->samples, &b->samples_cap, b->nsamples + 1,
 		    sizeof *b->samples);
@@ -213,10 +296,13 @@ sampler_record_of(const struct sampler_of *o, int64_t weight, int state, int64_t
 	}
 	s->state = state;
 	s->weight = weight;
+	s->count = 1;
 	s->time_ns = sampler.cfg.aggregate ? 0 :
 	    (end != 0 ? end : util_mono_ns()) - sampler.start_mono;
 	b->nframes += n;
 	sampler.samples++;
+	if (state >= 0 && state < SAMPLER_LAST_STATES)
+		sampler_record_last(o, state, active, b->nsamples - 1);
 
 	sampler_swap_locked();
 	pthread_mutex_unlock(&sampler.lock);
@@ -301,6 +387,7 @@ sampler_capture(struct sampler_thread *td, int self)
 
 	if (depth < 0)
 		depth = 0;
+	td->captures++;
 	sampler_frames_own(td->vm_thread, td->stack, depth, SAMPLER_MAX_DEPTH, td->own,
 	    &td->cfp_base, td->cfps);
 	sampler_capture_wb(td, depth);
@@ -343,12 +430,15 @@ sampler_bill_rest(struct sampler_thread *td, int64_t now)
 		struct agg_gvl_split split;
 
 		agg_split_gvl(td->prev, td->suspended_at, td->ready_at, now, &split);
-		/* Each part stamped with its own end (--no-aggregate). */
+		/* Each part stamped with its own end (--no-aggregate).  Under
+		 * one hold of the (recursive) lock. */
+		pthread_mutex_lock(&sampler.lock);
 		sampler_record_until(td, split.running, AGG_STATE_NORMAL,
 		    now - split.wait - split.blocked);
 		sampler_record_until(td, split.blocked, AGG_STATE_GVL_BLOCKED,
 		    now - split.wait);
 		sampler_record_until(td, split.wait, AGG_STATE_GVL_WAIT, now);
+		pthread_mutex_unlock(&sampler.lock);
 		td->suspended = 0;
 	} else {
 		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
@@ -649,6 +739,7 @@ sampler_job(void *arg)
 			 * compile time to move off a callee. */
 			if (!sampler_tick_cut(td, triggers) && sampler.ncompile_sites > 0)
 				sampler_drop_compile_callee(td);
+			td->captures++;	/* the stack may have changed */
 			sampler_record_until(td, upto - td->prev, AGG_STATE_NORMAL, end);
 			td->prev = upto;
 		}
@@ -750,6 +841,40 @@ sampler_thread_exited(struct sampler_thread *td)
 	sampler_thread_free(td);
 }
 
+/*
+ * Capture TD's stack as it takes the GVL back (wall mode; SELF: on TD),
+ * unless it is the stack the last such capture took, untouched since: a
+ * thread that lets the GVL go again and again from one C method (a
+ * directory walk, a loop of small reads) ran no Ruby code in between,
+ * and its print (a walk of its control frames, some nanoseconds a
+ * frame) says so where rb_profile_frames and the own iseqs took
+ * microseconds on a deep stack.
+ */
+static void
+sampler_capture_resumed(struct sampler_thread *td, int self)
+{
+	struct sampler_frames_print p;
+	int printed = self && td->ractor == 0 &&
+	    sampler_frames_print(td->vm_thread, &p);
+
+	if (printed && td->print_at != 0 && td->print_at == td->captures &&
+	    td->print_gen == sampler.gc_gen && td->top == 0 &&
+	    p.hash == td->print.hash && p.ec == td->print.ec &&
+	    p.cfp == td->print.cfp && p.n == td->print.n) {
+		if (td->depth > 0) {
+			td->stack_label_set = td->label_set;
+			td->stack_capture = td->capture;
+		}
+		return;
+	}
+	sampler_capture(td, self);
+	if (printed) {
+		td->print = p;
+		td->print_at = td->captures;
+		td->print_gen = sampler.gc_gen;
+	}
+}
+
 /* GVL hook: who holds the GVL (for the tick's signal), and in wall mode
  * the split of each release.  Only RESUMED holds the GVL. */
 static void
@@ -830,7 +955,7 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	if (!td->suspended)
 		return;
 	now = util_mono_ns();
-	sampler_capture(td, data->thread == rb_thread_current());
+	sampler_capture_resumed(td, data->thread == rb_thread_current());
 	sampler_bill_rest(td, now);
 }
 

@@ -137,6 +137,9 @@
 
 /* Buffer this many samples before handing them to the worker. */
 #define SAMPLER_SWAP_THRESHOLD	1024
+/* States whose last sample a sample of the same key may add to: the
+ * thread states of aggregate.h (AGG_STATE_NORMAL to _GC_SWEEP). */
+#define SAMPLER_LAST_STATES	(AGG_STATE_GC_SWEEP + 1)
 
 /* One sample as the job records it: raw frames, not yet interned. */
 struct sampler_sample {
@@ -149,6 +152,10 @@ struct sampler_sample {
 	int transient;		/* has frames of run-time compiled code, unnamed */
 	int64_t weight;
 	int64_t time_ns;	/* since start, for --no-aggregate */
+	/* Samples it stands for: those of the same key recorded after it
+	 * while it was the last of its state are added to it (merged runs
+	 * only; sampler_record_merge). */
+	uint32_t count;
 };
 
 /* Samples and their frames, written by the job and the hooks; two of
@@ -166,6 +173,24 @@ struct sampler_buffer {
 	unsigned char *marks;
 	atomic_int pending;
 	size_t scanned;
+};
+
+/* A sample in a buffer: the buffer's index, its swap count then, the
+ * sample's index; and for a thread's own, its capture count then. */
+struct sampler_last {
+	int active;
+	uint64_t swaps;
+	size_t index;
+	uint64_t captures;
+};
+
+/* A print of the stack a thread runs (sampler_frames_print): its
+ * context, innermost control frame and frame count, and a hash of each
+ * frame's pc, iseq and method entry or cref. */
+struct sampler_frames_print {
+	const void *ec, *cfp;
+	int n;
+	uint64_t hash;
 };
 
 /* Per Ruby thread; lives in the thread's specific storage. */
@@ -229,6 +254,14 @@ struct sampler_thread {
 	VALUE wb_owns[SAMPLER_MAX_DEPTH];
 	int wb_depth;
 	uint64_t wb_gen;
+	/* Captures taken (sampler_capture), and the print of the stack
+	 * the GVL hook captured at capture number print_at, GC generation
+	 * print_gen (print_at 0: none): while nothing else captured and no
+	 * GC step began, the same print is the same stack. */
+	uint64_t captures, print_at, print_gen;
+	struct sampler_frames_print print;
+	/* Its last sample in each state (sampler_record_merge). */
+	struct sampler_last last[SAMPLER_LAST_STATES];
 	/* How many of wb_frames[0..k] are of run-time compiled code, and of
 	 * the whole capture (sampler-resolved.c). */
 	uint16_t wb_transient[SAMPLER_MAX_DEPTH];
@@ -424,6 +457,9 @@ struct sampler {
 	atomic_int swap_pending;	/* the standby buffer awaits the worker */
 	atomic_int active;		/* buffer the job writes */
 	struct sampler_buffer buffers[2];
+	/* The last sample recorded in each state, under the lock: a sample
+	 * of the same key adds to it (sampler_record_merge). */
+	struct sampler_last last[SAMPLER_LAST_STATES];
 
 	/* aggregate; table_mutex guards it and the standby buffer against
 	 * the GC's mark function while the worker changes them */
@@ -683,6 +719,9 @@ void *sampler_frames_ec(void *vm_thread);
 void sampler_frames_poke(void *ec);
 /* Whether this Ruby's control frames are mirrored (1) or not (0). */
 int sampler_frames_mirrored(void);
+/* A print of the stack VM_THREAD (the caller's own) runs now; 1, or 0
+ * (not known). */
+int sampler_frames_print(void *vm_thread, struct sampler_frames_print *p);
 /* The innermost control frames a tick notes, from the innermost up
  * (sampler_frames_peek, sampler_tick_chain). */
 #define SAMPLER_CHAIN	4
@@ -782,7 +821,8 @@ void sampler_collect(void);
 
 /* sampler-capture.c: captures and windows */
 /* A folded sample of capture ID (the worker, table_mutex held). */
-void sampler_capture_fold(int id, uint32_t stack, int64_t weight, size_t raw);
+void sampler_capture_fold(int id, uint32_t stack, int64_t weight, int64_t count,
+    size_t raw);
 /* A snapshot cleared the tables; thread SEQ is gone (table_mutex held). */
 void sampler_captures_cleared(void);
 void sampler_captures_thread_gone(int seq);

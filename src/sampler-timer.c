@@ -278,8 +278,8 @@ sampler_aggregate(struct sampler_buffer *b)
 			ids[d] = agg_frames_intern(&sampler.frames,
 			    b->frames[s->frame_off + d], b->owns[s->frame_off + d],
 			    b->lines != NULL ? b->lines[s->frame_off + d] : 0);
-		k = agg_stacks_add(&sampler.stacks, ids, (uint32_t)s->depth,
-		    s->thread_seq, s->label_set, s->state, s->weight);
+		k = agg_stacks_add_n(&sampler.stacks, ids, (uint32_t)s->depth,
+		    s->thread_seq, s->label_set, s->state, s->weight, s->count);
 		if (!sampler.cfg.aggregate && sampler.nraw >= sampler_raw_max()) {
 			/* The timeline is full: merged only (see sampler_build). */
 			if (sampler.raw_capped++ == 0)
@@ -293,7 +293,7 @@ sampler_aggregate(struct sampler_buffer *b)
 			sampler.nraw++;
 		}
 		if (s->capture != 0)
-			sampler_capture_fold(s->capture, k, s->weight,
+			sampler_capture_fold(s->capture, k, s->weight, s->count,
 			    sampler.cfg.aggregate || sampler.raw_capped ? SIZE_MAX :
 			    sampler.nraw - 1);
 		pthread_mutex_unlock(&sampler.table_mutex);

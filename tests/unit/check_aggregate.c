@@ -57,6 +57,10 @@ START_TEST(test_stacks_key)
 	ck_assert_uint_eq(agg_stacks_add(&st, a, 3, 1, 0, 0, 50), k);
 	ck_assert_int_eq(st.entries[k].weight, 150);
 	ck_assert_int_eq(st.entries[k].count, 2);
+	/* A sample that stands for several (merged in a buffer). */
+	ck_assert_uint_eq(agg_stacks_add_n(&st, a, 3, 1, 0, 0, 30, 3), k);
+	ck_assert_int_eq(st.entries[k].weight, 180);
+	ck_assert_int_eq(st.entries[k].count, 5);
 	/* Every part of the key separates stacks. */
 	ck_assert_uint_ne(agg_stacks_add(&st, b, 3, 1, 0, 0, 1), k);
 	ck_assert_uint_ne(agg_stacks_add(&st, a, 2, 1, 0, 0, 1), k);
