@@ -220,13 +220,15 @@ sampler_frames_callee(const void *cfp)
 /*
  * See sampler-int.h.  Two prints alike are the same stack as far as
  * rb_profile_frames and sampler_frames_own can tell it: the same frames,
- * each at the same place (pc) of the same code (iseq), run as the same
- * method (the method entry or cref beside its environment, which tells a
- * C frame's method and a Ruby frame's owner), in the same context.  Read
- * on the thread itself, with the GVL: its frames stand still.
+ * each running the same code (iseq; a C frame has none, and its pc is
+ * null where a Ruby frame's is not), as the same method (the method
+ * entry or cref beside its environment, which tells a C frame's method
+ * and a Ruby frame's owner), in the same context; with PCS (--lines),
+ * each at the same place as well.  Read on the thread itself, with the
+ * GVL: its frames stand still.
  */
 int
-sampler_frames_print(void *vm_thread, struct sampler_frames_print *p)
+sampler_frames_print(void *vm_thread, int pcs, struct sampler_frames_print *p)
 {
 #if SAMPLER_FRAMES_MIRROR
 	const struct sampler_frames_th *th = vm_thread;
@@ -257,7 +259,8 @@ sampler_frames_print(void *vm_thread, struct sampler_frames_print *p)
 		/* Three polynomial hashes, one of each word, whose chains
 		 * run side by side (a walk of 100 frames took 0.4 us with
 		 * one chain through all three). */
-		a = a * 0xff51afd7ed558ccdu + (uint64_t)(uintptr_t)cfp->pc;
+		a = a * 0xff51afd7ed558ccdu +
+		    (pcs || cfp->pc == NULL ? (uint64_t)(uintptr_t)cfp->pc : 1);
 		b = b * 0xc4ceb9fe1a85ec53u + (uint64_t)cfp->iseq;
 		c = c * 0x9e3779b97f4a7c15u + (uint64_t)me;
 	}
@@ -267,6 +270,7 @@ sampler_frames_print(void *vm_thread, struct sampler_frames_print *p)
 	return 1;
 #else
 	(void)vm_thread;
+	(void)pcs;
 	(void)p;
 	return 0;
 #endif

@@ -375,19 +375,56 @@ sampler_capture_wb(struct sampler_thread *td, int depth)
 	td->transient = depth > 0 ? td->wb_transient[depth - 1] : 0;
 }
 
+/*
+ * Whether TD's stack, whose print is P, is the one its last capture took,
+ * still in TD untouched: nothing changed it since (a change after a
+ * capture counts as one, see sampler_job), no GC step began (an object
+ * freed, its address reused), and the control frames print the same.  A
+ * thread that lets the GVL go again and again from one C method (a
+ * directory walk, a loop of small reads) runs no Ruby code in between,
+ * and a loop runs the same frames from tick to tick: the print, a walk of
+ * the control frames of some nanoseconds a frame, stands in for
+ * rb_profile_frames and the own iseqs, which took microseconds on a deep
+ * stack.
+ */
+static int
+sampler_capture_same(const struct sampler_thread *td, const struct sampler_frames_print *p)
+{
+	return td->print_at != 0 && td->print_at == td->captures &&
+	    td->print_gen == sampler.gc_gen && td->top == 0 &&
+	    p->hash == td->print.hash && p->ec == td->print.ec &&
+	    p->cfp == td->print.cfp && p->n == td->print.n;
+}
+
 /* Capture TD's stack into TD (SELF: TD is the current thread; else
  * another thread's, with the GVL). */
 void
 sampler_capture(struct sampler_thread *td, int self)
 {
 	int *lines = sampler.cfg.lines ? td->lines : NULL;
-	int depth = self ?
+	struct sampler_frames_print p;
+	int printed = self && td->ractor == 0 &&
+	    sampler_frames_print(td->vm_thread, sampler.cfg.lines, &p);
+	int depth;
+
+	if (printed && sampler_capture_same(td, &p)) {
+		if (td->depth > 0) {
+			td->stack_label_set = td->label_set;
+			td->stack_capture = td->capture;
+		}
+		return;
+	}
+	depth = self ?
 	    rb_profile_frames(0, SAMPLER_MAX_DEPTH, td->stack, lines) :
 	    rb_profile_thread_frames(td->thread, 0, SAMPLER_MAX_DEPTH, td->stack, lines);
-
 	if (depth < 0)
 		depth = 0;
 	td->captures++;
+	if (printed) {
+		td->print = p;
+		td->print_at = td->captures;
+		td->print_gen = sampler.gc_gen;
+	}
 	sampler_frames_own(td->vm_thread, td->stack, depth, SAMPLER_MAX_DEPTH, td->own,
 	    &td->cfp_base, td->cfps);
 	sampler_capture_wb(td, depth);
@@ -413,6 +450,7 @@ sampler_capture_or_keep(struct sampler_thread *td, int self)
 	if (td->depth == 0) {
 		td->depth = depth;
 		td->top = top;
+		td->captures++;	/* not the stack the capture took */
 		return 1;
 	}
 	return 0;
@@ -577,22 +615,26 @@ sampler_is_compile_site(VALUE f)
  * In boot, a method alone on the stack is called the same way while the
  * script itself (or a -e) is compiled, with no Ruby frame below.
  */
-static void
+static int
 sampler_drop_compile_callee(struct sampler_thread *td)
 {
 	if (td->depth < 1 || sampler_frame_kind(td->stack[0]) != sampler.method_kind)
-		return;
+		return 0;
 	if (td->depth == 1) {
-		if (sampler.booting && !sampler_is_compile_site(td->stack[0]))
+		if (sampler.booting && !sampler_is_compile_site(td->stack[0])) {
 			td->depth = 0;
-		return;
+			return 1;
+		}
+		return 0;
 	}
 	if (sampler_is_compile_site(td->stack[1])) {
 		td->depth--;
 		memmove(td->stack, td->stack + 1, td->depth * sizeof *td->stack);
 		memmove(td->own, td->own + 1, td->depth * sizeof *td->own);
 		memmove(td->lines, td->lines + 1, td->depth * sizeof *td->lines);
+		return 1;
 	}
+	return 0;
 }
 
 /* The job on TD, a thread of a Ractor other than the main one: its
@@ -695,7 +737,7 @@ sampler_job(void *arg)
 	struct sampler_thread *td;
 	int64_t t0, now, upto, end;
 	uint_fast64_t triggers;
-	int timed;
+	int timed, changed;
 
 	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
 	    sampler.forked)
@@ -737,9 +779,13 @@ sampler_job(void *arg)
 			sampler_tick_seen_me(td);
 			/* A frame noted at the tick ran Ruby code then: no
 			 * compile time to move off a callee. */
-			if (!sampler_tick_cut(td, triggers) && sampler.ncompile_sites > 0)
-				sampler_drop_compile_callee(td);
-			td->captures++;	/* the stack may have changed */
+			changed = sampler_tick_cut(td, triggers);
+			if (!changed && sampler.ncompile_sites > 0)
+				changed = sampler_drop_compile_callee(td);
+			/* A stack changed (or its line set from the tick's
+			 * pc) is not the capture's: counted as another. */
+			if (changed || sampler.cfg.lines)
+				td->captures++;
 			sampler_record_until(td, upto - td->prev, AGG_STATE_NORMAL, end);
 			td->prev = upto;
 		}
@@ -841,40 +887,6 @@ sampler_thread_exited(struct sampler_thread *td)
 	sampler_thread_free(td);
 }
 
-/*
- * Capture TD's stack as it takes the GVL back (wall mode; SELF: on TD),
- * unless it is the stack the last such capture took, untouched since: a
- * thread that lets the GVL go again and again from one C method (a
- * directory walk, a loop of small reads) ran no Ruby code in between,
- * and its print (a walk of its control frames, some nanoseconds a
- * frame) says so where rb_profile_frames and the own iseqs took
- * microseconds on a deep stack.
- */
-static void
-sampler_capture_resumed(struct sampler_thread *td, int self)
-{
-	struct sampler_frames_print p;
-	int printed = self && td->ractor == 0 &&
-	    sampler_frames_print(td->vm_thread, &p);
-
-	if (printed && td->print_at != 0 && td->print_at == td->captures &&
-	    td->print_gen == sampler.gc_gen && td->top == 0 &&
-	    p.hash == td->print.hash && p.ec == td->print.ec &&
-	    p.cfp == td->print.cfp && p.n == td->print.n) {
-		if (td->depth > 0) {
-			td->stack_label_set = td->label_set;
-			td->stack_capture = td->capture;
-		}
-		return;
-	}
-	sampler_capture(td, self);
-	if (printed) {
-		td->print = p;
-		td->print_at = td->captures;
-		td->print_gen = sampler.gc_gen;
-	}
-}
-
 /* GVL hook: who holds the GVL (for the tick's signal), and in wall mode
  * the split of each release.  Only RESUMED holds the GVL. */
 static void
@@ -955,7 +967,7 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	if (!td->suspended)
 		return;
 	now = util_mono_ns();
-	sampler_capture_resumed(td, data->thread == rb_thread_current());
+	sampler_capture(td, data->thread == rb_thread_current());
 	sampler_bill_rest(td, now);
 }
 

@@ -254,10 +254,11 @@ struct sampler_thread {
 	VALUE wb_owns[SAMPLER_MAX_DEPTH];
 	int wb_depth;
 	uint64_t wb_gen;
-	/* Captures taken (sampler_capture), and the print of the stack
-	 * the GVL hook captured at capture number print_at, GC generation
-	 * print_gen (print_at 0: none): while nothing else captured and no
-	 * GC step began, the same print is the same stack. */
+	/* Captures taken (sampler_capture; a change to the stack after one
+	 * counts as one), and the print of the stack the last capture took,
+	 * at capture number print_at, GC generation print_gen (print_at 0:
+	 * none): while nothing changed it and no GC step began, the same
+	 * print is the same stack (sampler_capture_same). */
 	uint64_t captures, print_at, print_gen;
 	struct sampler_frames_print print;
 	/* Its last sample in each state (sampler_record_merge). */
@@ -719,9 +720,9 @@ void *sampler_frames_ec(void *vm_thread);
 void sampler_frames_poke(void *ec);
 /* Whether this Ruby's control frames are mirrored (1) or not (0). */
 int sampler_frames_mirrored(void);
-/* A print of the stack VM_THREAD (the caller's own) runs now; 1, or 0
- * (not known). */
-int sampler_frames_print(void *vm_thread, struct sampler_frames_print *p);
+/* A print of the stack VM_THREAD (the caller's own) runs now, with each
+ * frame's pc if PCS; 1, or 0 (not known). */
+int sampler_frames_print(void *vm_thread, int pcs, struct sampler_frames_print *p);
 /* The innermost control frames a tick notes, from the innermost up
  * (sampler_frames_peek, sampler_tick_chain). */
 #define SAMPLER_CHAIN	4

@@ -214,4 +214,19 @@ for mode in cpu wall; do
 	'
 done
 
+test_expect_success 'a short C method in a loop keeps its share' '
+	# String#hash (0.1 us a call) after eight turns of a Ruby loop:
+	# stackprof 33%, rperf pinned to one CPU 31%, unpinned 19-30% (in a
+	# run that reads the thread from the other CPU badly, less).  The
+	# job runs after it returned, in Object#work, at the same frames
+	# from tick to tick (its capture is reused, sampler_capture_same);
+	# the tick puts String#hash back.
+	"$RPERF" record -q -o sc.folded "$FIXTURES/short_c.rb" &&
+	c=$(self_ns sc.folded String#hash) &&
+	w=$(self_ns sc.folded Object#work) &&
+	pct=$(awk -v c="$c" -v w="$w" "BEGIN { printf \"%.0f\", 100 * c / (c + w) }") &&
+	echo "String#hash: $pct% of the loop" &&
+	num_ge "$pct" 5 && num_ge 60 "$pct"
+'
+
 test_done
