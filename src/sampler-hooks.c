@@ -761,6 +761,7 @@ sampler_job(void *arg)
 	 * counted for all of them: two clock reads are a tenth of a job. */
 	timed = sampler.jobs++ % SAMPLER_JOB_TIMED == 0;
 	t0 = timed ? util_mono_ns() : 0;
+	sampler_tick_prefetch();
 	if (sampler_frames_mirrored())
 		sampler_tick_holder(td->vm_thread, 1);
 	now = sampler_clock_self(td);

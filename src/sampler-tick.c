@@ -242,6 +242,19 @@ sampler_tick_note_held(uint_fast64_t before, uintptr_t th, void *vm_thread)
 	    th == (uintptr_t)vm_thread;
 }
 
+/* In the job, as it starts a sample: start fetching the note, which the
+ * worker wrote on its CPU, so that its lines cross over side by side
+ * while the job reads its clocks, not one after another as it reads them
+ * (some 0.2 us of a job of 1 us, at depth 10 on the machines here). */
+void
+sampler_tick_prefetch(void)
+{
+	size_t off;
+
+	for (off = 0; off < sizeof sampler_note; off += 64)
+		__builtin_prefetch((const char *)&sampler_note + off, 0, 3);
+}
+
 /* The monotonic time of tick TICK, read when it noted the frame of the
  * thread whose VM record is VM_THREAD (in the job): 0 if it noted none. */
 int64_t
