@@ -217,6 +217,38 @@ sampler_frames_callee(const void *cfp)
  * its environment pointer (VM_ENV_DATA_INDEX_ME_CREF). */
 #define SAMPLER_FRAMES_ENV_ME	(-2)
 
+#if SAMPLER_FRAMES_MIRROR
+/* The context the thread whose VM record is TH runs now (*EC), and its
+ * control frames from the innermost (*CFP) up to *END, the VM's dummy
+ * frame at the bottom of the stack, which rb_profile_frames leaves out
+ * and so do we: 1, or 0 where the context and frames do not hold
+ * together.  With the GVL: the thread is this one, or waits for it. */
+static int
+sampler_frames_current(const struct sampler_frames_th *th,
+    const struct sampler_frames_ec **ecp, const struct sampler_frames_cfp **cfpp,
+    const struct sampler_frames_cfp **endp)
+{
+	const struct sampler_frames_ec *ec;
+	const struct sampler_frames_cfp *cfp;
+	const VALUE *lo, *hi;
+
+	if (th == NULL || (ec = th->ec) == NULL || ec->thread_ptr != (const void *)th)
+		return 0;
+	lo = ec->vm_stack;
+	cfp = ec->cfp;
+	if (lo == NULL || ec->vm_stack_size == 0 || ec->vm_stack_size > (SIZE_MAX >> 4))
+		return 0;
+	hi = lo + ec->vm_stack_size;
+	if ((const VALUE *)cfp < lo || (const VALUE *)cfp >= hi ||
+	    ((uintptr_t)hi - (uintptr_t)cfp) % sizeof *cfp != 0)
+		return 0;
+	*ecp = ec;
+	*cfpp = cfp;
+	*endp = (const struct sampler_frames_cfp *)hi - 1;
+	return 1;
+}
+#endif
+
 /*
  * See sampler-int.h.  Two prints alike are the same stack as far as
  * rb_profile_frames and sampler_frames_own can tell it: the same frames,
@@ -231,23 +263,12 @@ int
 sampler_frames_print(void *vm_thread, int pcs, struct sampler_frames_print *p)
 {
 #if SAMPLER_FRAMES_MIRROR
-	const struct sampler_frames_th *th = vm_thread;
 	const struct sampler_frames_ec *ec;
 	const struct sampler_frames_cfp *cfp, *end;
-	const VALUE *lo, *hi;
 	uint64_t a = 1, b = 2, c = 3;
 
-	if (th == NULL || (ec = th->ec) == NULL || ec->thread_ptr != (const void *)th)
+	if (!sampler_frames_current(vm_thread, &ec, &cfp, &end))
 		return 0;
-	lo = ec->vm_stack;
-	cfp = ec->cfp;
-	if (lo == NULL || ec->vm_stack_size == 0 || ec->vm_stack_size > (SIZE_MAX >> 4))
-		return 0;
-	hi = lo + ec->vm_stack_size;
-	if ((const VALUE *)cfp < lo || (const VALUE *)cfp >= hi ||
-	    ((uintptr_t)hi - (uintptr_t)cfp) % sizeof *cfp != 0)
-		return 0;
-	end = (const struct sampler_frames_cfp *)hi - 1;	/* the VM's dummy */
 	p->ec = ec;
 	p->cfp = cfp;
 	p->n = (int)(end - cfp);
@@ -774,30 +795,14 @@ sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
     VALUE *own, const void **base, const void **cfps)
 {
 #if SAMPLER_FRAMES_MIRROR
-	struct sampler_frames_th *th = vm_thread;
 	const struct sampler_frames_ec *ec;
 	const struct sampler_frames_cfp *cfp, *end;
 	const struct sampler_frames_cfp *gapf[SAMPLER_FRAMES_GAP];
-	const VALUE *lo, *hi;
 	int j = 0, gap = 0;
 
 	*base = NULL;
-	if (th == NULL || depth <= 0)
+	if (depth <= 0 || !sampler_frames_current(vm_thread, &ec, &cfp, &end))
 		goto fail;
-	ec = th->ec;
-	if (ec == NULL || ec->thread_ptr != (void *)th)
-		goto fail;
-	lo = ec->vm_stack;
-	cfp = ec->cfp;
-	if (lo == NULL || ec->vm_stack_size == 0 || ec->vm_stack_size > (SIZE_MAX >> 4))
-		goto fail;
-	hi = lo + ec->vm_stack_size;
-	if ((const VALUE *)cfp < lo || (const VALUE *)cfp >= hi ||
-	    ((uintptr_t)hi - (uintptr_t)cfp) % sizeof *cfp != 0)
-		goto fail;
-	/* The frame at the very end is the VM's dummy: rb_profile_frames
-	 * stops before it, and so do we. */
-	end = (const struct sampler_frames_cfp *)hi - 1;
 	if (end - cfp == depth) {
 		/* Every frame was given (the common case: no C block, no
 		 * dummy frame), so frame j is entry j. */

@@ -27,7 +27,7 @@ test_expect_success 'many releases of the GVL go each to its own stack' '
 	# 120,000 releases from one C method by three paths that differ only
 	# below the innermost Ruby frame, 6:1:1; each release is one sample
 	# of blocked time on its stack.  A release from the stack of the one
-	# before records nothing new (sampler_capture_resumed,
+	# before records nothing new (sampler_capture_same,
 	# sampler_record_merge): the stacks and counts must still come apart.
 	"$RPERF" record -q -m wall -o c.pb "$FIXTURES/gvl_churn.rb" &&
 	"$RPERF" report --sample-index samples --format folded -o c.folded c.pb &&
