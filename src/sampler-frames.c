@@ -302,10 +302,26 @@ sampler_frames_print(void *vm_thread, int pcs, struct sampler_frames_print *p)
 #define SAMPLER_FRAMES_BELOW	8
 #define SAMPLER_FRAMES_ABOVE	(SAMPLER_CHAIN + 4)
 
-/* Values read around the last innermost frame's environment with the
- * frame pointer, where a C frame's method entry likely is. */
+/* Values read around the last innermost frame's environment, where a C
+ * frame's method entry likely is (after the frame pointer and a fence:
+ * see sampler_frames_peek). */
 #define SAMPLER_FRAMES_VALUES		32
 #define SAMPLER_FRAMES_VALUES_BELOW	24
+
+/* No load after this starts before the ones ahead of it are done (on
+ * x86, whose loads are only seen in order; elsewhere the fence the
+ * compiler gives for an acquire, not measured there). */
+#if SAMPLER_FRAMES_MIRROR
+static void
+sampler_frames_fence(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_lfence();
+#else
+	atomic_thread_fence(memory_order_acquire);
+#endif
+}
+#endif
 
 /* Where sampler_frames_peek found the thread last (the worker's alone):
  * its record, its context, the VM stack and the innermost frame, and the
@@ -328,9 +344,9 @@ static struct {
  * (its current context) into *CFP, and it and its callers, up to
  * SAMPLER_CHAIN frames, into CHAIN: each one's iseq word, pc,
  * environment pointer and receiver, and for a C frame its method entry
- * (or 0) with whether it is sure (read with the frame pointer; or after
- * it, with the frame's slot and its caller's pc the same and the frame
- * not returned from after): 1, or 0 (nothing read that looks right).
+ * (or 0) with whether it is sure (the frame's slot and its caller's pc
+ * read the same again after it, and, read late, the frame not returned
+ * from after): 1, or 0 (nothing read that looks right).
  * GC_GEN: the GC steps begun so far; PCS: the innermost frame's pc is
  * wanted for its line (--lines).
  *
@@ -344,35 +360,55 @@ static struct {
  * checks.  (Read through the kernel, as once, a read took 1-2 us, the
  * thread had moved on by its end in most reads, and short frames were
  * lost.)  Where the thread is in the same context, on the same VM stack,
- * as last time, the frames around the last innermost one, and the values
- * around its environment, are read with the frame pointer, not after it
- * (a load that needs the pointer's value waits for it): the frame the
- * pointer shows is taken from that window when the window holds it, and
- * a C frame's method entry from those values.  The values come first,
- * right after the pointer: the frames are up to twenty cache lines, and
- * an entry read after them was often the next call's at the same depth
- * (with the loads of the ASan build, a loop of Array#sum and
- * Kernel#is_a? read is_a? for 8-11% of its time, where a signal sees 1%;
- * 3-9% in the plain build).  An entry read later still (outside the
- * window) is taken as sure only if the frame had not returned by then:
- * the next call at the same depth writes its own entry there (on a slow
- * CPU that loop read is_a? for a third of sum's time), as does the
- * caller once it returns.
+ * as last time, the frames around the last innermost one are read with
+ * the frame pointer, not after it (a load that needs the pointer's value
+ * waits for it), and the frame the pointer shows is taken from that
+ * window when the window holds it; then, right after, the values around
+ * its environment, where a C frame's method entry is.  An entry is taken
+ * as sure only if the frame's slot and its caller's pc read the same
+ * again after it (the innermost frame's along with the values), and one
+ * read later still (outside the values) only if the frame had not
+ * returned by then: the next call at the same depth writes its own entry
+ * there, as does the caller once it returns.  (A loop of Array#sum and
+ * Kernel#is_a?, its entries taken as they came, gave is_a? a third of
+ * sum's time on a slow CPU, 5-9% on Ruby 3.3 here, where a signal sees
+ * 1%.  Held to the second test too, the values' entries were unsure so
+ * often that String#inspect and Exception#initialize, which one
+ * instruction under Kernel#Integer calls in turn, read 4-11% and 5-11%
+ * of a raising loop, where stackprof gives 15% and 6%.)
  *
- * The order of the two matters.  A load from another CPU takes the cache
- * line from the thread's, and its next store to that line waits for it:
- * the thread stalls there, and what this CPU reads after (the loads of
- * one CPU are seen in order) is where it stalled, not where it was.  The
+ * The order matters.  A load from another CPU takes the cache line from
+ * the thread's, and its next store to that line waits for it: the
+ * thread stalls there, and what this CPU reads after (the loads of one
+ * CPU are seen in order) is where it stalled, not where it was.  The
  * frame pointer, stored at each call and return, is read first: a C
  * method on top stores nothing in the frames until it returns, and it is
  * seen as the thread's frame as often as a signal on the thread sees it
  * (read after the window, a loop spending 85% of its time in Array#sum
- * was found there 20-45% of the time).  But then a Ruby frame's pc (stored
- * at each instruction) is read where the thread stalls at its next call
- * or return: a loop of arithmetic and two calls read 80% on the two
- * calls' lines, where a signal reads 25%.  So for --lines the window is
- * read first (the thread then stalls at its next instruction), and the C
- * methods that return within the read go to their callers.
+ * was found there 20-45% of the time).  But then a Ruby frame's pc
+ * (stored at each instruction) is read where the thread stalls at its
+ * next call or return: a loop of arithmetic and two calls read 80% on
+ * the two calls' lines, where a signal reads 25%.  So for --lines the
+ * window is read first (the thread then stalls at its next instruction),
+ * and the C methods that return within the read go to their callers.
+ *
+ * The values come after a fence (sampler_frames_fence), for a CPU issues
+ * the loads whose addresses it knows before the ones ahead of them are
+ * done: a loop's locals and operands are among the values, written at
+ * nearly every instruction of its Ruby code and left alone by a C method
+ * it calls, and issued with the pointer's load they stalled the loop in
+ * its Ruby code as the pointer was read.  The String#hash of
+ * tests/fixtures/short_c.rb, a third of its loop, read 2-9% so in the
+ * ASan build and 8-30% in the plain one, where stackprof gives it 31-37%
+ * (and billing at the next safepoint alone, right there, 35-38%); after
+ * the fence 26-30% and 16-31%.  The window is not fenced off: read a
+ * round trip after the pointer, it often shows a later frame in the
+ * pointer's slot (a rescue clause where Kernel#Integer raised: the
+ * accuracy bench's raise loop gave Integer 45-51% of its time, where
+ * stackprof gives 57-59%).  What no order helps: a store shows on other
+ * CPUs only once the stores before it have, so a C method of a few
+ * nanoseconds shows there for less than its time (Kernel#is_a? in
+ * self_time_c.rb's short loop reads 1-5%, where a signal sees 10%).
  * Async-signal-safe.
  */
 int
@@ -383,14 +419,14 @@ sampler_frames_peek(void *vm_thread, uint_fast64_t gc_gen, int pcs, const void *
 	/* (Zeroed for the compiler, which cannot tell that the loads fill
 	 * them.) */
 	struct sampler_frames_cfp win[SAMPLER_FRAMES_BELOW + SAMPLER_FRAMES_ABOVE] = { { 0 } };
-	struct sampler_frames_cfp f[SAMPLER_CHAIN] = { { 0 } }, again = { 0 };
+	struct sampler_frames_cfp f[SAMPLER_CHAIN] = { { 0 } }, again = { 0 }, again0 = { 0 };
 	struct sampler_frames_ec ec = { 0 };
 	const struct sampler_frames_cfp *at, *end, *w0 = NULL;
 	const VALUE *slot;
 	VALUE vals[SAMPLER_FRAMES_VALUES] = { 0 };
-	const VALUE *v0 = NULL;
+	const VALUE *v0 = NULL, *pc1 = NULL, *next_pc;
 	void *ecp;
-	int i, nf, nwin = 0, nvals = 0, late, inwin;
+	int i, nf, nwin = 0, nvals = 0, late, inwin, inval;
 
 	ecp = __atomic_load_n(&((struct sampler_frames_th *)vm_thread)->ec, __ATOMIC_RELAXED);
 	if (ecp == NULL)
@@ -423,12 +459,15 @@ sampler_frames_peek(void *vm_thread, uint_fast64_t gc_gen, int pcs, const void *
 			nvals = SAMPLER_FRAMES_VALUES;
 			if (v0 + nvals > sampler_frames_last.hi)
 				nvals = (int)(sampler_frames_last.hi - v0);
-			sampler_frames_load(vals, v0, nvals * sizeof vals[0]);
 		}
 		sampler_frames_load(win, w0, nwin * sizeof win[0]);
 	}
 	if (pcs)
 		sampler_frames_load(&ec, ecp, sizeof ec);
+	if (nvals > 0) {
+		sampler_frames_fence();
+		sampler_frames_load(vals, v0, nvals * sizeof vals[0]);
+	}
 	sampler_frames_last.vm_thread = NULL;
 	if (ec.thread_ptr != vm_thread || ec.vm_stack == NULL || ec.vm_stack_size == 0 ||
 	    ec.vm_stack_size > (SIZE_MAX >> 4))
@@ -443,6 +482,12 @@ sampler_frames_peek(void *vm_thread, uint_fast64_t gc_gen, int pcs, const void *
 	if (nf > SAMPLER_CHAIN)
 		nf = SAMPLER_CHAIN;
 	inwin = nwin > 0 && at >= w0 && at + nf <= w0 + nwin;
+	/* A C frame on top read again, with its caller's pc, along with the
+	 * values: whether an entry among them is that frame's (below). */
+	if (inwin && win[at - w0].pc == NULL) {
+		sampler_frames_load(&again0, at, sizeof again0);
+		pc1 = __atomic_load_n(&at[1].pc, __ATOMIC_RELAXED);
+	}
 	if (inwin)
 		memcpy(f, &win[at - w0], nf * sizeof f[0]);
 	else
@@ -472,19 +517,25 @@ sampler_frames_peek(void *vm_thread, uint_fast64_t gc_gen, int pcs, const void *
 		    (uintptr_t)f[i].ep > (uintptr_t)end)
 			continue;
 		slot = f[i].ep + SAMPLER_FRAMES_ENV_ME;
-		/* Read with the frame pointer, or else now (late). */
-		if (inwin && slot >= v0 && slot < v0 + nvals) {
-			/* Read with the frame, both with the pointer. */
+		/* Read a round trip after the frame pointer, or else now (late);
+		 * then, still that frame, called from the same place?  (The
+		 * innermost one read again along with the values.) */
+		inval = inwin && slot >= v0 && slot < v0 + nvals;
+		if (inval) {
 			chain->me[i] = vals[slot - v0];
 		} else {
 			chain->me[i] = __atomic_load_n(slot, __ATOMIC_RELAXED);
-			/* Still that frame, called from the same place? */
-			sampler_frames_load(&again, at + i, sizeof again);
-			chain->me_sure[i] = sampler_frames_same_c(&again, &f[i]) &&
-			    (i + 1 == nf ||
-			    __atomic_load_n(&at[i + 1].pc, __ATOMIC_RELAXED) == f[i + 1].pc);
 			late |= 1 << i;
 		}
+		if (inval && i == 0) {
+			again = again0;
+			next_pc = pc1;
+		} else {
+			sampler_frames_load(&again, at + i, sizeof again);
+			next_pc = __atomic_load_n(&at[i + 1].pc, __ATOMIC_RELAXED);
+		}
+		chain->me_sure[i] = sampler_frames_same_c(&again, &f[i]) &&
+		    (i + 1 == nf || next_pc == f[i + 1].pc);
 		if (RB_SPECIAL_CONST_P(chain->me[i]))
 			chain->me[i] = 0;
 	}

@@ -740,12 +740,11 @@ struct sampler_chain {
 	int me_sure[SAMPLER_CHAIN];
 };
 /* VM_THREAD's innermost control frame, and it and its callers with a C
- * frame's method entry (or 0) and whether the worker is sure of it (read
- * with the frame pointer, or after it with the frame still there; if
- * not, the entry may be a later call's),
- * read with plain loads from the worker while the thread runs (only
- * inside sampler_tick_note's bracket; GC_GEN: the GC steps begun so
- * far; PCS: the innermost frame's pc is wanted for its line, at some
+ * frame's method entry (or 0) and whether the worker is sure of it (the
+ * frame read the same again after it; if not, the entry may be a later
+ * call's), read with plain loads from the worker while the thread runs
+ * (only inside sampler_tick_note's bracket; GC_GEN: the GC steps begun
+ * so far; PCS: the innermost frame's pc is wanted for its line, at some
  * cost to short C methods), unchecked: 1, or 0 (nothing read).
  * Async-signal-safe. */
 int sampler_frames_peek(void *vm_thread, uint_fast64_t gc_gen, int pcs, const void **cfp,

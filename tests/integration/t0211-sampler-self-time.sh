@@ -116,15 +116,11 @@ share_pct() {
 # 74% once in a CI run of the 3.4 build, 67-79% in five runs on another VM,
 # where two CI runs read 67%; #is_a? is what tells the two ways of billing
 # apart, and #sum's bound only that it kept most.  The sanitizer build
-# reads less of #sum: 55% in a local CI run of the sanitizer leg, 64-78%
-# in runs beside two busy loops here, where the same source built plain
-# read 81-85% and the sanitizer build of the commit before a6499cd
-# 81-87%.  Each of a6499cd (the sampler's cache lines) and dadd5da (a
-# sample ends at its tick) alone reads 74-78% there; how either moves it
-# was not found (not the sanitizer's checks on the worker's reads:
-# without them, 66-76%).)
+# read less of #sum (55-78%, 55-65% beside a busy loop) while the worker
+# read the values around the frame along with the frame pointer: they
+# stalled the loop in its Ruby code as the pointer was read.  Behind a
+# fence (sampler_frames_peek), 81-85% there, busy loop or not.)
 sum_bound=60
-[ -n "${RPERF_SANITIZERS:-}" ] && sum_bound=40
 test_expect_success 'a C method keeps its time when the sample is taken at the next one' '
 	"$RPERF" record -q -o cl.folded "$FIXTURES/self_time_c.rb" 1 long &&
 	sum=$(share_pct cl.folded Object#long_loop Array#sum) &&
@@ -216,17 +212,17 @@ done
 
 test_expect_success 'a short C method in a loop keeps its share' '
 	# String#hash (0.1 us a call) after eight turns of a Ruby loop:
-	# stackprof 33%, rperf pinned to one CPU 31%, unpinned 19-30% (in a
-	# run that reads the thread from the other CPU badly, less).  The
-	# job runs after it returned, in Object#work, at the same frames
-	# from tick to tick (its capture is reused, sampler_capture_same);
-	# the tick puts String#hash back.
+	# stackprof 31-37%, rperf 16-30% (26-30% in the ASan build).  With
+	# the values around the frame read along with the frame pointer (not
+	# after it and a fence, sampler_frames_peek), 2-9% in the ASan build
+	# and 8-30% in the plain one.  The job runs at the same frames from
+	# tick to tick (its capture is reused, sampler_capture_same).
 	"$RPERF" record -q -o sc.folded "$FIXTURES/short_c.rb" &&
 	c=$(self_ns sc.folded String#hash) &&
 	w=$(self_ns sc.folded Object#work) &&
 	pct=$(awk -v c="$c" -v w="$w" "BEGIN { printf \"%.0f\", 100 * c / (c + w) }") &&
 	echo "String#hash: $pct% of the loop" &&
-	num_ge "$pct" 5 && num_ge 60 "$pct"
+	num_ge "$pct" 10 && num_ge 60 "$pct"
 '
 
 test_done
