@@ -162,13 +162,16 @@ test_expect_success 'C frames called from C keep their time from the block they 
 # the second while the tick found the first, under the same instruction
 # of Kernel#Integer: billed to the job's own C frame, inspect got 1-2%
 # and initialize 16-19%; before rperf read the frames itself, 3-5% and
-# 6-10% (and Exception#exception, never called there, 8%).
+# 6-10% (and Exception#exception, never called there, 8%).  The ASan
+# build reads 6-11% and 1-6% (13 runs here), and a CI run of the 3.3
+# build read 9% and 6%: inspect is held to 5% and to more than
+# initialize, which all of those keep and both ways it went wrong miss.
 test_expect_success 'C methods one instruction calls in turn keep their own time' '
 	"$RPERF" record -q -o cr.folded "$FIXTURES/self_time_c.rb" 1 raise &&
 	insp=$(share_pct cr.folded Object#raise_loop String#inspect) &&
 	init=$(share_pct cr.folded Object#raise_loop Exception#initialize) &&
 	echo "inspect $insp% initialize $init%" &&
-	num_ge "$insp" 7 && test $((2 * insp)) -gt $((3 * init))
+	num_ge "$insp" 5 && test "$insp" -gt "$init"
 '
 
 # The outermost frame of a thread (the script's top level, a thread's
