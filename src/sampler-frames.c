@@ -218,33 +218,43 @@ sampler_frames_callee(const void *cfp)
 #define SAMPLER_FRAMES_ENV_ME	(-2)
 
 #if SAMPLER_FRAMES_MIRROR
+/* Whether context EC (the live one, with the GVL, or a copy the worker
+ * read) is the thread's whose VM record is TH, its frame pointer inside
+ * its VM stack: 1, with the VM's dummy frame at the bottom of the stack,
+ * which rb_profile_frames leaves out and so do we, into *DUMMY; or 0. */
+static int
+sampler_frames_bounds(const struct sampler_frames_ec *ec, const void *th,
+    const struct sampler_frames_cfp **dummy)
+{
+	const VALUE *lo = ec->vm_stack, *hi;
+	const struct sampler_frames_cfp *cfp = ec->cfp;
+
+	if (ec->thread_ptr != th || lo == NULL || ec->vm_stack_size == 0 ||
+	    ec->vm_stack_size > (SIZE_MAX >> 4))
+		return 0;
+	hi = lo + ec->vm_stack_size;
+	if ((const VALUE *)cfp < lo || (const VALUE *)cfp >= hi ||
+	    ((uintptr_t)hi - (uintptr_t)cfp) % sizeof *cfp != 0)
+		return 0;
+	*dummy = (const struct sampler_frames_cfp *)hi - 1;
+	return 1;
+}
+
 /* The context the thread whose VM record is TH runs now (*EC), and its
  * control frames from the innermost (*CFP) up to *END, the VM's dummy
- * frame at the bottom of the stack, which rb_profile_frames leaves out
- * and so do we: 1, or 0 where the context and frames do not hold
- * together.  With the GVL: the thread is this one, or waits for it. */
+ * frame: 1, or 0 where the context and frames do not hold together.
+ * With the GVL: the thread is this one, or waits for it. */
 static int
 sampler_frames_current(const struct sampler_frames_th *th,
     const struct sampler_frames_ec **ecp, const struct sampler_frames_cfp **cfpp,
     const struct sampler_frames_cfp **endp)
 {
 	const struct sampler_frames_ec *ec;
-	const struct sampler_frames_cfp *cfp;
-	const VALUE *lo, *hi;
 
-	if (th == NULL || (ec = th->ec) == NULL || ec->thread_ptr != (const void *)th)
-		return 0;
-	lo = ec->vm_stack;
-	cfp = ec->cfp;
-	if (lo == NULL || ec->vm_stack_size == 0 || ec->vm_stack_size > (SIZE_MAX >> 4))
-		return 0;
-	hi = lo + ec->vm_stack_size;
-	if ((const VALUE *)cfp < lo || (const VALUE *)cfp >= hi ||
-	    ((uintptr_t)hi - (uintptr_t)cfp) % sizeof *cfp != 0)
+	if (th == NULL || (ec = th->ec) == NULL || !sampler_frames_bounds(ec, th, endp))
 		return 0;
 	*ecp = ec;
-	*cfpp = cfp;
-	*endp = (const struct sampler_frames_cfp *)hi - 1;
+	*cfpp = ec->cfp;
 	return 1;
 }
 #endif
@@ -421,7 +431,7 @@ sampler_frames_peek(void *vm_thread, uint_fast64_t gc_gen, int pcs, const void *
 	struct sampler_frames_cfp win[SAMPLER_FRAMES_BELOW + SAMPLER_FRAMES_ABOVE] = { { 0 } };
 	struct sampler_frames_cfp f[SAMPLER_CHAIN] = { { 0 } }, again = { 0 }, again0 = { 0 };
 	struct sampler_frames_ec ec = { 0 };
-	const struct sampler_frames_cfp *at, *end, *w0 = NULL;
+	const struct sampler_frames_cfp *at, *end, *dummy, *w0 = NULL;
 	const VALUE *slot;
 	VALUE vals[SAMPLER_FRAMES_VALUES] = { 0 };
 	const VALUE *v0 = NULL, *pc1 = NULL, *next_pc;
@@ -469,15 +479,11 @@ sampler_frames_peek(void *vm_thread, uint_fast64_t gc_gen, int pcs, const void *
 		sampler_frames_load(vals, v0, nvals * sizeof vals[0]);
 	}
 	sampler_frames_last.vm_thread = NULL;
-	if (ec.thread_ptr != vm_thread || ec.vm_stack == NULL || ec.vm_stack_size == 0 ||
-	    ec.vm_stack_size > (SIZE_MAX >> 4))
+	/* The VM's dummy frame is never a frame of ours. */
+	if (!sampler_frames_bounds(&ec, vm_thread, &dummy) || ec.cfp == dummy)
 		return 0;
-	end = (const struct sampler_frames_cfp *)(ec.vm_stack + ec.vm_stack_size);
 	at = ec.cfp;
-	/* The last frame is the VM's dummy: never a frame of ours. */
-	if ((const VALUE *)at < ec.vm_stack || at + 2 > end ||
-	    ((uintptr_t)end - (uintptr_t)at) % sizeof f[0] != 0)
-		return 0;
+	end = dummy + 1;
 	nf = (int)(end - at) - 1;
 	if (nf > SAMPLER_CHAIN)
 		nf = SAMPLER_CHAIN;
