@@ -179,16 +179,34 @@ END_TEST
 START_TEST(test_replace_existing)
 {
 	struct profile *p = tu_sample_profile(), *q;
-	char *dir = make_dir(), *path, *link, err[256];
+	char *dir = make_dir(), *path, *link, *hard, err[256], buf[16];
+	int fd;
 
 	path = xasprintf("%s/out.folded", dir);
 	put_file(path, "old 1\n", 6);
+	/* The old file is put aside whole, not rewritten: a reader that
+	 * has it open, and another name for it, still see it. */
+	hard = xasprintf("%s/hard.folded", dir);
+	ck_assert_int_eq(linkat(AT_FDCWD, path, AT_FDCWD, hard, 0), 0);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(profile_write_file(p, path, &format_folded,
 	    NULL, err, sizeof err), 0);
 	q = profile_read(path, err, sizeof err);
 	ck_assert_ptr_nonnull(q);
 	ck_assert_int_eq(profile_total(q, 0), 12000000);
 	profile_free(q);
+	memset(buf, 0, sizeof buf);
+	ck_assert_int_eq(read(fd, buf, sizeof buf - 1), 6);
+	ck_assert_str_eq(buf, "old 1\n");
+	close(fd);
+	q = profile_read(hard, err, sizeof err);
+	ck_assert_ptr_nonnull(q);
+	ck_assert_int_eq(profile_total(q, 0), 1);
+	profile_free(q);
+	ck_assert_int_eq(tu_count_entries(dir), 2);
+	ck_assert_int_eq(unlink(hard), 0);
+	free(hard);
 
 	/* Through a symlink: the target is replaced, the link stays. */
 	link = xasprintf("%s/link.folded", dir);
