@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,6 +58,7 @@ struct pprof_out {
 	const char *zerr;	/* zlib's message when it failed */
 	int started;		/* deflateInit2 was called */
 	size_t nin;
+	/* The buffers last: the fields above are all that is zeroed. */
 	unsigned char in[32768];
 	unsigned char buf[65536];
 };
@@ -304,7 +306,11 @@ pprof_write(const struct profile *p, FILE *fp, char *err, size_t errlen)
 		comments[i] = p->comments[i];
 	m.comment = comments;
 
-	o = xcalloc(1, sizeof *o);
+	/* Not zeroed: its two buffers are some 24 pages that only what is
+	 * written to them touches (a small profile's few), and each page
+	 * first touched is a page fault. */
+	o = xmalloc(sizeof *o);
+	memset(o, 0, offsetof(struct pprof_out, in));
 	o->base.append = pprof_out_append;
 	o->fp = fp;
 	perftools__profiles__profile__pack_to_buffer(&head, &o->base);
