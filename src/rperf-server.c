@@ -4,9 +4,13 @@
  * - The helpers written in Ruby (rperf/rack, rperf/sidekiq,
  *   rperf/active_job) are found by require: their directory is added to
  *   $LOAD_PATH before ruby's options are processed (so -rrperf/rack
- *   works), then moved to its end, so it never hides a file of the
- *   application's and no require looks there first; Rperf::Rack,
- *   Rperf::Sidekiq and Rperf::ActiveJob autoload.
+ *   works), then moved to its end as soon as the first file or -e is
+ *   compiled (Ruby's own directories are there by then), and again when
+ *   the script is about to run: it never hides a file of the
+ *   application's, and no require looks there first (ahead of Ruby's
+ *   directories, each file rubygems loads at boot was looked for there
+ *   first, some 30 failed system calls); Rperf::Rack, Rperf::Sidekiq and
+ *   Rperf::ActiveJob autoload.
  * - Rperf.capture_begin / Rperf.capture_end: one request's or job's
  *   samples, labelled at the end (its status) and, when it was slow,
  *   written as a profile of its own (sampler-capture.c).
@@ -41,6 +45,8 @@
 
 /* The directory rperf_server_define added to $LOAD_PATH, or "". */
 static char rperf_lib_added[PATH_MAX];
+/* Its SCRIPT_COMPILED hook is installed (rperf_lib_compiled). */
+static int rperf_lib_hooked;
 
 /* Whether DIR is a directory. */
 static int
@@ -471,6 +477,47 @@ rperf_label_values(VALUE self, VALUE key)
 	return rperf_module_label_values(rb_obj_as_string(key));
 }
 
+/* Move the helpers' directory to the end of $LOAD_PATH. */
+static void
+rperf_lib_to_end(void)
+{
+	VALUE path = rb_gv_get("$LOAD_PATH"), entry;
+
+	if (rperf_lib_added[0] == '\0' || !RB_TYPE_P(path, T_ARRAY) || RB_OBJ_FROZEN(path))
+		return;
+	entry = rb_str_new_cstr(rperf_lib_added);
+	if (!NIL_P(rb_ary_delete(path, entry)))
+		rb_ary_push(path, entry);
+}
+
+/* Remove the hook below, if it is there. */
+static void rperf_lib_compiled(rb_event_flag_t event, VALUE data, VALUE self, ID mid,
+    VALUE klass);
+
+static void
+rperf_lib_unhook(void)
+{
+	if (rperf_lib_hooked) {
+		rb_remove_event_hook(rperf_lib_compiled);
+		rperf_lib_hooked = 0;
+	}
+}
+
+/* SCRIPT_COMPILED, once: the first file (or -e) is compiled, by which
+ * time ruby has put its own directories in $LOAD_PATH, and any -r
+ * before it was looked up. */
+static void
+rperf_lib_compiled(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE klass)
+{
+	(void)event;
+	(void)data;
+	(void)self;
+	(void)mid;
+	(void)klass;
+	rperf_lib_unhook();
+	rperf_lib_to_end();
+}
+
 void
 rperf_server_define(VALUE module)
 {
@@ -490,6 +537,8 @@ rperf_server_define(VALUE module)
 	if (dir == NULL)
 		return;
 	rb_ary_push(rb_gv_get("$LOAD_PATH"), rb_str_new_cstr(dir));
+	rb_add_event_hook(rperf_lib_compiled, RUBY_EVENT_SCRIPT_COMPILED, Qnil);
+	rperf_lib_hooked = 1;
 	{
 		static const char *const autoloads[][2] = {
 			{ "Rack", "rperf/rack" },
@@ -507,12 +556,8 @@ rperf_server_define(VALUE module)
 void
 rperf_server_ready(void)
 {
-	VALUE path = rb_gv_get("$LOAD_PATH"), entry;
-
-	/* Ruby's own directories were added after it, and -I's before. */
-	if (rperf_lib_added[0] == '\0' || !RB_TYPE_P(path, T_ARRAY) || RB_OBJ_FROZEN(path))
-		return;
-	entry = rb_str_new_cstr(rperf_lib_added);
-	if (!NIL_P(rb_ary_delete(path, entry)))
-		rb_ary_push(path, entry);
+	/* (No compile came first: a script that is empty.)  Directories
+	 * -r's and the script's options added since go before it too. */
+	rperf_lib_unhook();
+	rperf_lib_to_end();
 }

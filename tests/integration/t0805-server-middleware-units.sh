@@ -155,7 +155,19 @@ test_expect_success 'the helpers are found last on $LOAD_PATH, after -I and Ruby
 	cat out &&
 	test_grep "^helpers last; first .*/inc$" out &&
 	"$RPERF" record -q -o lp2.pb.gz -- -rrperf/rack -e "p Rperf::Rack" >out2 &&
-	test_grep "^Rperf::Rack$" out2
+	test_grep "^Rperf::Rack$" out2 &&
+	"$RPERF" record -q -o lp3.pb.gz -- --disable-gems -rrperf/rack -e "p Rperf::Rack" >out3 &&
+	test_grep "^Rperf::Rack$" out3
+'
+
+# Already while -r libraries load (after rubygems, the first file ruby
+# compiles): the files of a boot are not looked for there first.
+test_expect_success 'the helpers are last on $LOAD_PATH while -r libraries load' '
+	printf "%s\n" "mine = \$LOAD_PATH.index { |d| File.exist?(File.join(d, %q(rperf), %q(rack.rb))) }" \
+	    "puts(mine == \$LOAD_PATH.size - 1 ? %q(probe: last) : %q(probe: at ) + mine.inspect)" >inc/probe.rb &&
+	"$RPERF" record -q -o lp4.pb.gz -- -Iinc -rprobe -e "p 1" >out4 &&
+	cat out4 &&
+	test_grep "^probe: last$" out4
 '
 
 test_done
