@@ -490,10 +490,10 @@ rperf_lib_to_end(void)
 		rb_ary_push(path, entry);
 }
 
-/* Remove the hook below, if it is there. */
 static void rperf_lib_compiled(rb_event_flag_t event, VALUE data, VALUE self, ID mid,
     VALUE klass);
 
+/* Remove the hook below, if it is there. */
 static void
 rperf_lib_unhook(void)
 {
@@ -556,8 +556,9 @@ rperf_server_define(VALUE module)
 void
 rperf_server_ready(void)
 {
-	/* (No compile came first: a script that is empty.)  Directories
-	 * -r's and the script's options added since go before it too. */
+	/* The hook is gone by now unless nothing was compiled; directories
+	 * that -r libraries and the script's options added since the first
+	 * compile go before it too. */
 	rperf_lib_unhook();
 	rperf_lib_to_end();
 }
