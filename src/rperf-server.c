@@ -45,8 +45,6 @@
 
 /* The directory rperf_server_define added to $LOAD_PATH, or "". */
 static char rperf_lib_added[PATH_MAX];
-/* Its SCRIPT_COMPILED hook is installed (rperf_lib_compiled). */
-static int rperf_lib_hooked;
 
 /* Whether DIR is a directory. */
 static int
@@ -490,19 +488,6 @@ rperf_lib_to_end(void)
 		rb_ary_push(path, entry);
 }
 
-static void rperf_lib_compiled(rb_event_flag_t event, VALUE data, VALUE self, ID mid,
-    VALUE klass);
-
-/* Remove the hook below, if it is there. */
-static void
-rperf_lib_unhook(void)
-{
-	if (rperf_lib_hooked) {
-		rb_remove_event_hook(rperf_lib_compiled);
-		rperf_lib_hooked = 0;
-	}
-}
-
 /* SCRIPT_COMPILED, once: the first file (or -e) is compiled, by which
  * time ruby has put its own directories in $LOAD_PATH, and any -r
  * before it was looked up. */
@@ -514,7 +499,7 @@ rperf_lib_compiled(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE 
 	(void)self;
 	(void)mid;
 	(void)klass;
-	rperf_lib_unhook();
+	rb_remove_event_hook(rperf_lib_compiled);
 	rperf_lib_to_end();
 }
 
@@ -538,7 +523,6 @@ rperf_server_define(VALUE module)
 		return;
 	rb_ary_push(rb_gv_get("$LOAD_PATH"), rb_str_new_cstr(dir));
 	rb_add_event_hook(rperf_lib_compiled, RUBY_EVENT_SCRIPT_COMPILED, Qnil);
-	rperf_lib_hooked = 1;
 	{
 		static const char *const autoloads[][2] = {
 			{ "Rack", "rperf/rack" },
@@ -556,9 +540,10 @@ rperf_server_define(VALUE module)
 void
 rperf_server_ready(void)
 {
-	/* The hook is gone by now unless nothing was compiled; directories
-	 * that -r libraries and the script's options added since the first
-	 * compile go before it too. */
-	rperf_lib_unhook();
+	/* The hook is gone by now unless nothing was compiled (removing
+	 * one that is not there does nothing); directories that -r
+	 * libraries and the script's options added since the first compile
+	 * go before it too. */
+	rb_remove_event_hook(rperf_lib_compiled);
 	rperf_lib_to_end();
 }
