@@ -743,12 +743,13 @@ struct sampler_chain {
  * frame's method entry (or 0) and whether the worker is sure of it (the
  * frame read the same again after it; if not, the entry may be a later
  * call's), read with plain loads from the worker while the thread runs
- * (only inside sampler_tick_note's bracket; GC_GEN: the GC steps begun
- * so far; PCS: the innermost frame's pc is wanted for its line, at some
- * cost to short C methods), unchecked: 1, or 0 (nothing read).
- * Async-signal-safe. */
-int sampler_frames_peek(void *vm_thread, uint_fast64_t gc_gen, int pcs, const void **cfp,
-    struct sampler_chain *chain);
+ * (only inside sampler_tick_note's bracket; *CTX: the context to try
+ * first, alive, or NULL, and on return the one read; GC_GEN: the GC
+ * steps begun so far; PCS: the innermost frame's pc is wanted for its
+ * line, at some cost to short C methods), unchecked: 1, or 0 (nothing
+ * read).  Async-signal-safe. */
+int sampler_frames_peek(void *vm_thread, const void **ctx, uint_fast64_t gc_gen, int pcs,
+    const void **cfp, struct sampler_chain *chain);
 /* Whether control frame CFP (current thread, with the GVL) has
  * environment pointer EP. */
 int sampler_frames_has_ep(const void *cfp, uintptr_t ep);

@@ -116,12 +116,15 @@ sampler_tick_holder(void *vm_thread, int on)
  * ticks then flag a thread that is not running, and the holder runs
  * unsampled until it next blocks, its time billed later to whatever it
  * runs then.  So each tick also sets the bit on the holder's own context,
- * noted by the holder itself when it takes the GVL (and by the job).
- * The worker pokes (and reads the holder's frames, sampler_tick_note)
- * only between a pair of counter updates; a thread stops being poked (it
- * lets the GVL go, ends, or a GC step may free a fiber's context) by
- * clearing the context and waiting out a poke or read in flight, so no
- * poke lands on, and no read reads, memory Ruby has freed.
+ * noted by the holder itself when it takes the GVL (and by the job, and
+ * by a tick that finds it in another fiber's).  The worker pokes (and
+ * reads the holder's frames, sampler_tick_note) only between a pair of
+ * counter updates; a thread stops being poked (it lets the GVL go, ends,
+ * or a GC step may free a fiber's context) by clearing the context and
+ * waiting out a poke or read in flight, so no poke lands on, and no read
+ * reads, memory Ruby has freed.  (A tick sets a context only in place of
+ * the one it read the holder's from, inside its pair of updates: one
+ * cleared meanwhile stays cleared.)
  */
 static void
 sampler_tick_set_ec(uintptr_t ec)
@@ -176,8 +179,8 @@ sampler_tick_gc(int entering)
 void
 sampler_tick_note(uint_fast64_t tick)
 {
-	uintptr_t holder;
-	const void *cfp;
+	uintptr_t holder, ec;
+	const void *cfp, *ctx;
 	uint_fast64_t gc_gen;
 	struct sampler_chain chain;
 	int64_t mono;
@@ -194,11 +197,18 @@ sampler_tick_note(uint_fast64_t tick)
 	atomic_fetch_add(&sampler.poking, 1);
 	r = 0;
 	if ((holder = atomic_load(&sampler.gvl_holder)) != 0 &&
-	    atomic_load(&sampler.holder_ec) != 0) {
+	    (ec = atomic_load(&sampler.holder_ec)) != 0) {
 		/* Before the frame: no object alive then dies until the next. */
 		gc_gen = atomic_load(&sampler.gc_gen);
-		r = sampler_frames_peek((void *)holder, gc_gen, sampler.cfg.lines, &cfp,
-		    &chain);
+		/* The holder's context, alive while it may be poked, is read
+		 * first (see sampler_frames_peek); where the thread has switched
+		 * fibers since, the one it runs now is poked from here on (not
+		 * if the holder has cleared or set it meanwhile). */
+		ctx = (const void *)ec;
+		r = sampler_frames_peek((void *)holder, &ctx, gc_gen, sampler.cfg.lines,
+		    &cfp, &chain);
+		if (r != 0 && (uintptr_t)ctx != ec)
+			atomic_compare_exchange_strong(&sampler.holder_ec, &ec, (uintptr_t)ctx);
 	}
 	atomic_fetch_sub(&sampler.poking, 1);
 	if (r == 0)

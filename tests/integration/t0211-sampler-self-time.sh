@@ -174,6 +174,23 @@ test_expect_success 'C methods one instruction calls in turn keep their own time
 	num_ge "$insp" 5 && test "$insp" -gt "$init"
 '
 
+# The same loop with a switch to another fiber every 20 turns, as a CSV
+# parse reading its rows from an Enumerator does: stackprof gives
+# String#inspect 14% and Exception#initialize 7%.  While the worker read
+# the thread's record (which says what context it runs, written at every
+# switch) before the frame pointer, inspect read 2-8% and initialize
+# 0-3% (18 runs here; together 10% twice, 2-7% in the others), the
+# callee's time going to Kernel#Integer.  Reading the context the holder
+# noted first: 8-16% and 2-7% (3.4 and 3.3), 7-10% and 2-4% in the ASan
+# build, as in the loop without the switches.
+test_expect_success 'C methods keep their own time in a thread that switches fibers' '
+	"$RPERF" record -q -o cf.folded "$FIXTURES/self_time_c.rb" 2 fiber &&
+	insp=$(share_pct cf.folded Object#fiber_raise_loop String#inspect) &&
+	init=$(share_pct cf.folded Object#fiber_raise_loop Exception#initialize) &&
+	echo "inspect $insp% initialize $init%" &&
+	num_ge "$insp" 6 && num_ge $((insp + init)) 9
+'
+
 # The outermost frame of a thread (the script's top level, a thread's
 # block) is noted alone, with no caller.  Such notes were dropped, and
 # the loop's own time went to the callees at whose returns the jobs ran:
