@@ -1,16 +1,19 @@
 # For bench/accuracy/against (no truth of its own): libraries nobody here
 # wrote, each kept busy for SECONDS (2.5 by default) of wall time.
-#   ruby libs.rb csv|rexml|rdoc|raise|mix [SECONDS]
+#   ruby libs.rb csv|csvblock|rexml|rdoc|raise|mix [SECONDS]
 # csv: CSV.parse with the :numeric converters, which try Integer() and
 #   Float() on every field and rescue what they raise; the rows come from
 #   an Enumerator, a fiber.
+# csvblock: CSV.parse with a block that does as much work per row as the
+#   parse (Integer() on each field, rescued): the thread is found in the
+#   parse's fiber at some ticks and in the block at others.
 # rexml: parse a document of 300 elements, then an XPath query over it.
 # rdoc: RDoc markup to HTML.
 # raise: Integer() on a string that is not a number, rescued, and a
 #   String#encode: short C methods under one Ruby frame.
 # mix: a block that calls String#upcase, a Ruby method of arithmetic and
 #   Array#sort in turn.
-kind = ARGV[0] or abort "usage: libs.rb csv|rexml|rdoc|raise|mix [SECONDS]"
+kind = ARGV[0] or abort "usage: libs.rb csv|csvblock|rexml|rdoc|raise|mix [SECONDS]"
 seconds = Float(ARGV[1] || 2.5)
 
 def busy(seconds)
@@ -39,6 +42,10 @@ when "csv"
     2000.times { |i| out << [i, "name #{i}", i * 1.5, i.even? ? "x#{i}" : i.to_s, "2024-01-#{i % 28 + 1}"] }
   end
   p(busy(seconds) { n = 0; CSV.parse(data, converters: :numeric) { |row| n += row.size }; n })
+when "csvblock"
+  require "csv"
+  data = CSV.generate { |out| 2000.times { |i| out << [i, "name #{i}", i * 1.5] } }
+  p(busy(seconds) { n = 0; CSV.parse(data) { |row| row.each { |f| int_or_self(f) }; n += 1 }; n })
 when "rexml"
   require "rexml/document"
   xml = +"<root>"
