@@ -120,13 +120,16 @@ sampler_frames_vm_thread(VALUE thread)
 /* Ruby's POSTPONED_JOB_INTERRUPT_MASK (vm_core.h, 3.3 and 3.4). */
 #define SAMPLER_FRAMES_POSTPONED_JOB_INTERRUPT	0x04
 
-/* The execution context VM_THREAD runs now; only on that thread (or
- * with the GVL).  NULL where the layout is not mirrored. */
+/* The execution context VM_THREAD runs now: on that thread (or with the
+ * GVL), or a guess from the worker, which reads it as the thread writes
+ * it (sampler_frames_peek).  NULL where the layout is not mirrored. */
 void *
 sampler_frames_ec(void *vm_thread)
 {
 #if SAMPLER_FRAMES_MIRROR
-	return vm_thread != NULL ? ((struct sampler_frames_th *)vm_thread)->ec : NULL;
+	return vm_thread != NULL ?
+	    __atomic_load_n(&((struct sampler_frames_th *)vm_thread)->ec, __ATOMIC_RELAXED) :
+	    NULL;
 #else
 	(void)vm_thread;
 	return NULL;
@@ -452,8 +455,7 @@ sampler_frames_peek(void *vm_thread, const void **ctx, uint_fast64_t gc_gen, int
 	void *ecp;
 	int i, nf, nwin = 0, nvals = 0, late, inwin, inval;
 
-	ecp = *ctx != NULL ? (void *)*ctx :
-	    __atomic_load_n(&((struct sampler_frames_th *)vm_thread)->ec, __ATOMIC_RELAXED);
+	ecp = *ctx != NULL ? (void *)*ctx : sampler_frames_ec(vm_thread);
 	if (ecp == NULL)
 		return 0;
 	if (!pcs)
@@ -497,8 +499,7 @@ sampler_frames_peek(void *vm_thread, const void **ctx, uint_fast64_t gc_gen, int
 	 * runs now?  Asked after the reads above are done, not before. */
 	if (*ctx != NULL) {
 		sampler_frames_fence();
-		if (__atomic_load_n(&((struct sampler_frames_th *)vm_thread)->ec,
-		    __ATOMIC_RELAXED) != ecp) {
+		if (sampler_frames_ec(vm_thread) != ecp) {
 			*ctx = NULL;
 			return sampler_frames_peek(vm_thread, ctx, gc_gen, pcs, cfp, chain);
 		}

@@ -716,8 +716,9 @@ int sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limi
     VALUE *own, const void **base, const void **cfps);
 /* The control frame J frames up from BASE. */
 const void *sampler_frames_nth(const void *base, int j);
-/* The context VM_THREAD runs now (on that thread), or NULL; set its
- * postponed-job interrupt bit (async-signal-safe, EC alive). */
+/* The context VM_THREAD runs now (on that thread; from another, a
+ * guess), or NULL; set its postponed-job interrupt bit
+ * (async-signal-safe, EC alive). */
 void *sampler_frames_ec(void *vm_thread);
 void sampler_frames_poke(void *ec);
 /* Whether this Ruby's control frames are mirrored (1) or not (0). */
