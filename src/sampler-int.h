@@ -129,8 +129,9 @@
  * many times by system call (see sampler_thread_open_clock). */
 #define SAMPLER_FAST_CLOCK_READS	64
 
-/* Slots of a thread's cache of frames seen, by own iseq. */
-#define SAMPLER_SEEN	64
+/* Slots of each of a thread's caches of frames seen (struct
+ * sampler_seen_cache). */
+#define SAMPLER_SEEN	1024
 /* Threads numbered each its own in a run; later ones may take the number
  * of one that ended (sampler_thread_create). */
 #define SAMPLER_THREAD_KEYS	1000
@@ -194,6 +195,38 @@ struct sampler_frames_print {
 };
 
 /* Per Ruby thread; lives in the thread's specific storage. */
+/*
+ * A thread's caches of the frames its jobs have seen, each direct-mapped
+ * and marked (sampler_mark), for the frames a tick noted and the job
+ * finds gone (sampler_tick_cut).  Allocated apart from the thread's
+ * record, by its first job, so that a thread never sampled (a short
+ * request's) pays nothing for them (56 KiB).  Their size is that of a
+ * program's working set of call sites: with 64 slots, in a profile of
+ * RDoc's markup (bench/accuracy/libs.rb rdoc) one tick in eight of those
+ * that found the thread in a C method returned by the job was billed to
+ * the caller, the method's call site having lost its slot to another
+ * since (StringScanner#scan 4.0-4.5% of the self time where stackprof
+ * gives 6.7-7.5%); with 1024, one in 150 or fewer (scan 4.9-5.3%).
+ */
+struct sampler_seen_cache {
+	/* The frame VALUE and line last seen for an own iseq: what a Ruby
+	 * frame gone by the job was. */
+	struct sampler_seen {
+		VALUE own, frame;
+		int line;
+	} frames[SAMPLER_SEEN];
+	/* The C methods seen on top of its stack, by their caller's pc (the
+	 * call site): the frame VALUE for a C method noted at a tick and
+	 * returned before the job. */
+	struct sampler_seen_c {
+		const VALUE *site;
+		VALUE caller, frame;	/* the caller's own iseq, the C method's frame */
+	} c[SAMPLER_SEEN];
+	/* The C methods' entries seen on its stacks, by address: one a tick
+	 * noted is known alive when found here. */
+	VALUE me[SAMPLER_SEEN];
+};
+
 struct sampler_thread {
 	VALUE thread;
 	void *vm_thread;	/* the VM's record, if mirrored (sampler-frames.c) */
@@ -275,22 +308,9 @@ struct sampler_thread {
 	 * with its control frame). */
 	const void *cfp_base;
 	const void *cfps[SAMPLER_MAX_DEPTH];
-	/* The frame VALUE and line last seen for an own iseq (direct-mapped,
-	 * marked): what a frame gone by the job was (sampler_tick_cut). */
-	struct sampler_seen {
-		VALUE own, frame;
-		int line;
-	} seen[SAMPLER_SEEN];
-	/* The C methods seen on top of its stack, by their caller's pc (the
-	 * call site): the frame VALUE (marked) for a C method noted at a
-	 * tick and returned before the job (sampler_tick_cut). */
-	struct sampler_seen_c {
-		const VALUE *site;
-		VALUE caller, frame;	/* the caller's own iseq, the C method's frame */
-	} seen_c[SAMPLER_SEEN];
-	/* The C methods' entries seen on its stacks (marked), by address:
-	 * one a tick noted is known alive when found here. */
-	VALUE seen_me[SAMPLER_SEEN];
+	/* What its jobs have seen (sampler_tick_seen), made by the first
+	 * job that needs it; NULL before. */
+	struct sampler_seen_cache *seen;
 	struct sampler_thread *next;
 	struct sampler_thread **pprev;
 };

@@ -292,6 +292,7 @@ sampler_thread_free(struct sampler_thread *td)
 	pthread_mutex_unlock(&sampler.lock);
 	if (td->clock_open)
 		cpuclock_close(&td->clock);
+	free(td->seen);
 	free(td);
 }
 
@@ -338,12 +339,42 @@ sampler_on_stack(const struct sampler_thread *td, VALUE own)
  * Whether TD's cache entry for code of own iseq OWN (0: none) is let go
  * at this GC: code that runs once (a file's top, a class body, an eval)
  * and is not on TD's last stack has returned, and the entry alone would
- * keep it, with every body and block in it.
+ * keep it, with every body and block in it.  So has code compiled from a
+ * string (an ERB template's, rendered anew at each request): the caches
+ * of 1024 slots kept the renders of a few seconds' churn alive
+ * (tests/integration/t0216-sampler-eval.sh).
  */
 static int
 sampler_seen_gone(const struct sampler_thread *td, VALUE own)
 {
-	return own != 0 && sampler_frames_iseq_once(own) && !sampler_on_stack(td, own);
+	return own != 0 && sampler_frames_once(own) && !sampler_on_stack(td, own);
+}
+
+/* Mark what TD's caches of frames seen hold, after letting go of the
+ * entries sampler_seen_gone says are gone. */
+static void
+sampler_seen_mark(const struct sampler_thread *td, struct sampler_seen_cache *c)
+{
+	int i;
+
+	for (i = 0; i < SAMPLER_SEEN; i++) {
+		struct sampler_seen *f = &c->frames[i];
+		struct sampler_seen_c *sc = &c->c[i];
+
+		if (sampler_seen_gone(td, f->own))
+			memset(f, 0, sizeof *f);
+		if (sc->site != NULL && sampler_seen_gone(td, sc->caller))
+			memset(sc, 0, sizeof *sc);
+		if (f->own != 0) {
+			rb_gc_mark_locations(&f->own, &f->own + 1);
+			rb_gc_mark_locations(&f->frame, &f->frame + 1);
+		}
+		if (sc->site != NULL) {
+			rb_gc_mark_locations(&sc->caller, &sc->caller + 1);
+			rb_gc_mark_locations(&sc->frame, &sc->frame + 1);
+		}
+	}
+	rb_gc_mark_locations(c->me, c->me + SAMPLER_SEEN);
 }
 
 /*
@@ -390,23 +421,8 @@ sampler_mark(void *ptr)
 			rb_gc_mark_locations(td->stack, td->stack + td->depth);
 			rb_gc_mark_locations(td->own, td->own + td->depth);
 		}
-		for (i = 0; i < SAMPLER_SEEN; i++) {
-			if (sampler_seen_gone(td, td->seen[i].own))
-				memset(&td->seen[i], 0, sizeof td->seen[i]);
-			if (td->seen_c[i].site != NULL && sampler_seen_gone(td, td->seen_c[i].caller))
-				memset(&td->seen_c[i], 0, sizeof td->seen_c[i]);
-			if (td->seen[i].own != 0) {
-				rb_gc_mark_locations(&td->seen[i].own, &td->seen[i].own + 1);
-				rb_gc_mark_locations(&td->seen[i].frame, &td->seen[i].frame + 1);
-			}
-			if (td->seen_c[i].site != NULL) {
-				rb_gc_mark_locations(&td->seen_c[i].caller,
-				    &td->seen_c[i].caller + 1);
-				rb_gc_mark_locations(&td->seen_c[i].frame,
-				    &td->seen_c[i].frame + 1);
-			}
-		}
-		rb_gc_mark_locations(td->seen_me, td->seen_me + SAMPLER_SEEN);
+		if (td->seen != NULL)
+			sampler_seen_mark(td, td->seen);
 	}
 	pthread_mutex_unlock(&sampler.lock);
 	/* Kept alive so that no other object takes a compile site's address. */

@@ -39,6 +39,7 @@
 
 #include "sampler-int.h"
 #include "util.h"
+#include "xmalloc.h"
 
 /* The last tick's note: the holder's VM record, the monotonic time of
  * the tick, its innermost control frame, the GC steps begun before it
@@ -348,11 +349,21 @@ sampler_tick_line(struct sampler_thread *td, int j, const struct sampler_noted *
 		td->lines[j] = line;
 }
 
+/* TD's caches of frames seen, made empty the first time.  In the job (or
+ * a GC's capture), with the GVL. */
+static struct sampler_seen_cache *
+sampler_tick_cache(struct sampler_thread *td)
+{
+	if (td->seen == NULL)
+		td->seen = xcalloc(1, sizeof *td->seen);
+	return td->seen;
+}
+
 /* The slot of TD's cache of frames seen for own iseq OWN. */
 static struct sampler_seen *
 sampler_tick_slot(struct sampler_thread *td, VALUE own)
 {
-	return &td->seen[(own >> 4 ^ own >> 10) % SAMPLER_SEEN];
+	return &sampler_tick_cache(td)->frames[(own >> 4 ^ own >> 10) % SAMPLER_SEEN];
 }
 
 /* The slot of TD's cache of C methods seen for call site SITE. */
@@ -361,7 +372,7 @@ sampler_tick_slot_c(struct sampler_thread *td, const VALUE *site)
 {
 	uintptr_t a = (uintptr_t)site;
 
-	return &td->seen_c[(a >> 3 ^ a >> 11) % SAMPLER_SEEN];
+	return &sampler_tick_cache(td)->c[(a >> 3 ^ a >> 11) % SAMPLER_SEEN];
 }
 
 /* In the job: remember the frame VALUE and line of the innermost Ruby
@@ -402,7 +413,7 @@ sampler_tick_seen(struct sampler_thread *td)
 static VALUE *
 sampler_tick_slot_me(struct sampler_thread *td, VALUE me)
 {
-	return &td->seen_me[(me >> 4 ^ me >> 12) % SAMPLER_SEEN];
+	return &sampler_tick_cache(td)->me[(me >> 4 ^ me >> 12) % SAMPLER_SEEN];
 }
 
 /* With the GVL (the job, or a GC's capture): remember the entries of the
