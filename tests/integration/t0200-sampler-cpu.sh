@@ -39,7 +39,12 @@ test_expect_success 'the same with a timer signal (--signal 40)' '
 # (some half a period a round): the loop was billed 20-27% less than its
 # clock in five runs, the sort 7-11% more.  Ended at the tick, the time
 # after the sort's last one goes to the loop's first sample (+2% to +11%
-# and -0% to -5% in five runs).
+# and -0% to -5% in five runs).  The sanitizer build, slower and less
+# steady, read the loop 13% under its clock once (2026-12-05; 0.90-1.05
+# of it in five runs of the code before and after that day's change
+# alike): its floor is 0.85 of the clock, still above that loss.
+spin_floor=0.9
+[ -n "${RPERF_SANITIZERS:-}" ] && spin_floor=0.85
 test_expect_success 'a C method with no safepoint in it does not take the time before it' '
 	SEAM_CLOCKS=seams "$RPERF" record -q -o seams.folded "$FIXTURES/c_seams.rb" 40 &&
 	for m in spin sorting; do
@@ -50,7 +55,7 @@ test_expect_success 'a C method with no safepoint in it does not take the time b
 	done &&
 	billed=$(grep -E ";Object#spin( |;)" seams.folded | awk "{ s += \$NF } END { printf \"%.0f\n\", s }") &&
 	own=$(awk "\$1 == \"spin\" { print \$2 }" seams) &&
-	num_ge "$billed" "$(awk -v o="$own" "BEGIN { printf \"%.0f\", o * 0.9 - 2e6 }")"
+	num_ge "$billed" "$(awk -v o="$own" -v f="$spin_floor" "BEGIN { printf \"%.0f\", o * f - 2e6 }")"
 '
 
 test_expect_success 'the hot method dominates the text report' '
