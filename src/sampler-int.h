@@ -130,8 +130,12 @@
 #define SAMPLER_FAST_CLOCK_READS	64
 
 /* Slots of each of a thread's caches of frames seen (struct
- * sampler_seen_cache). */
-#define SAMPLER_SEEN	1024
+ * sampler_seen_cache): first, and at most (powers of two); and the
+ * lookups that find another frame's entry in the slot that make it grow
+ * to the most. */
+#define SAMPLER_SEEN_MIN	64
+#define SAMPLER_SEEN_MAX	1024
+#define SAMPLER_SEEN_GROW	32
 /* Threads numbered each its own in a run; later ones may take the number
  * of one that ended (sampler_thread_create). */
 #define SAMPLER_THREAD_KEYS	1000
@@ -200,31 +204,38 @@ struct sampler_frames_print {
  * and marked (sampler_mark), for the frames a tick noted and the job
  * finds gone (sampler_tick_cut).  Allocated apart from the thread's
  * record, by its first job, so that a thread never sampled (a short
- * request's) pays nothing for them (56 KiB).  Their size is that of a
- * program's working set of call sites: with 64 slots, in a profile of
- * RDoc's markup (bench/accuracy/libs.rb rdoc) one tick in eight of those
- * that found the thread in a C method returned by the job was billed to
- * the caller, the method's call site having lost its slot to another
- * since (StringScanner#scan 4.0-4.5% of the self time where stackprof
- * gives 6.7-7.5%); with 1024, one in 150 or fewer (scan 4.9-5.3%).
+ * request's) pays nothing for them, with SAMPLER_SEEN_MIN slots each;
+ * grown to SAMPLER_SEEN_MAX once SAMPLER_SEEN_GROW lookups have found
+ * another frame's entry where they looked (sampler_tick_grow).  A
+ * program's working set of call sites can be much larger than the
+ * first size: with 64 slots, in a profile of RDoc's markup
+ * (bench/accuracy/libs.rb rdoc) one tick in eight of those that found
+ * the thread in a C method returned by the job was billed to the
+ * caller, the method's call site having lost its slot to another since
+ * (StringScanner#scan 4.0-4.5% of the self time where stackprof gives
+ * 6.7-7.5%); with 1024, one in 150 or fewer (scan 4.9-5.3%).  Not 1024
+ * from the start: the 56 KiB, all touched by a boot's first jobs, were
+ * some 15 page faults more before a short script's first line.
  */
 struct sampler_seen_cache {
+	unsigned n;		/* slots in each, a power of two */
+	unsigned collisions;	/* lookups that found another's entry */
 	/* The frame VALUE and line last seen for an own iseq: what a Ruby
 	 * frame gone by the job was. */
 	struct sampler_seen {
 		VALUE own, frame;
 		int line;
-	} frames[SAMPLER_SEEN];
+	} *frames;
 	/* The C methods seen on top of its stack, by their caller's pc (the
 	 * call site): the frame VALUE for a C method noted at a tick and
 	 * returned before the job. */
 	struct sampler_seen_c {
 		const VALUE *site;
 		VALUE caller, frame;	/* the caller's own iseq, the C method's frame */
-	} c[SAMPLER_SEEN];
+	} *c;
 	/* The C methods' entries seen on its stacks, by address: one a tick
 	 * noted is known alive when found here. */
-	VALUE me[SAMPLER_SEEN];
+	VALUE *me;
 };
 
 struct sampler_thread {

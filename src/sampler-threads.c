@@ -355,9 +355,9 @@ sampler_seen_gone(const struct sampler_thread *td, VALUE own)
 static void
 sampler_seen_mark(const struct sampler_thread *td, struct sampler_seen_cache *c)
 {
-	int i;
+	unsigned i;
 
-	for (i = 0; i < SAMPLER_SEEN; i++) {
+	for (i = 0; i < c->n; i++) {
 		struct sampler_seen *f = &c->frames[i];
 		struct sampler_seen_c *sc = &c->c[i];
 
@@ -374,7 +374,7 @@ sampler_seen_mark(const struct sampler_thread *td, struct sampler_seen_cache *c)
 			rb_gc_mark_locations(&sc->frame, &sc->frame + 1);
 		}
 	}
-	rb_gc_mark_locations(c->me, c->me + SAMPLER_SEEN);
+	rb_gc_mark_locations(c->me, c->me + c->n);
 }
 
 /*

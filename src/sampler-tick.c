@@ -34,6 +34,7 @@
  */
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -349,30 +350,113 @@ sampler_tick_line(struct sampler_thread *td, int j, const struct sampler_noted *
 		td->lines[j] = line;
 }
 
+/* Empty caches of frames seen with N slots each, in one block. */
+static struct sampler_seen_cache *
+sampler_tick_cache_new(unsigned n)
+{
+	struct sampler_seen_cache *c = xcalloc(1, sizeof *c +
+	    n * (sizeof *c->frames + sizeof *c->c + sizeof *c->me));
+
+	c->n = n;
+	c->frames = (struct sampler_seen *)(c + 1);
+	c->c = (struct sampler_seen_c *)(c->frames + n);
+	c->me = (VALUE *)(c->c + n);
+	return c;
+}
+
 /* TD's caches of frames seen, made empty the first time.  In the job (or
  * a GC's capture), with the GVL. */
 static struct sampler_seen_cache *
 sampler_tick_cache(struct sampler_thread *td)
 {
 	if (td->seen == NULL)
-		td->seen = xcalloc(1, sizeof *td->seen);
+		td->seen = sampler_tick_cache_new(SAMPLER_SEEN_MIN);
 	return td->seen;
+}
+
+/* The slot indexes of own iseq OWN, call site SITE and method entry ME in
+ * caches of N slots. */
+static unsigned
+sampler_tick_hash(VALUE own, unsigned n)
+{
+	return (unsigned)(own >> 4 ^ own >> 10) & (n - 1);
+}
+
+static unsigned
+sampler_tick_hash_c(const VALUE *site, unsigned n)
+{
+	uintptr_t a = (uintptr_t)site;
+
+	return (unsigned)(a >> 3 ^ a >> 11) & (n - 1);
+}
+
+static unsigned
+sampler_tick_hash_me(VALUE me, unsigned n)
+{
+	return (unsigned)(me >> 4 ^ me >> 12) & (n - 1);
 }
 
 /* The slot of TD's cache of frames seen for own iseq OWN. */
 static struct sampler_seen *
 sampler_tick_slot(struct sampler_thread *td, VALUE own)
 {
-	return &sampler_tick_cache(td)->frames[(own >> 4 ^ own >> 10) % SAMPLER_SEEN];
+	struct sampler_seen_cache *c = sampler_tick_cache(td);
+
+	return &c->frames[sampler_tick_hash(own, c->n)];
 }
 
 /* The slot of TD's cache of C methods seen for call site SITE. */
 static struct sampler_seen_c *
 sampler_tick_slot_c(struct sampler_thread *td, const VALUE *site)
 {
-	uintptr_t a = (uintptr_t)site;
+	struct sampler_seen_cache *c = sampler_tick_cache(td);
 
-	return &sampler_tick_cache(td)->c[(a >> 3 ^ a >> 11) % SAMPLER_SEEN];
+	return &c->c[sampler_tick_hash_c(site, c->n)];
+}
+
+/* The slot of TD's cache of C methods' entries for entry ME. */
+static VALUE *
+sampler_tick_slot_me(struct sampler_thread *td, VALUE me)
+{
+	struct sampler_seen_cache *c = sampler_tick_cache(td);
+
+	return &c->me[sampler_tick_hash_me(me, c->n)];
+}
+
+/* A lookup in TD's caches found OTHER, another frame's entry (0: none),
+ * in the slot of the one it wanted. */
+static void
+sampler_tick_collided(struct sampler_thread *td, uintptr_t other)
+{
+	if (other != 0)
+		td->seen->collisions++;
+}
+
+/*
+ * In the job, before any slot is looked up: grow TD's caches to
+ * SAMPLER_SEEN_MAX slots once enough lookups have found another frame's
+ * entry, each entry moved to its slot there (where two meet there, the
+ * one moved last stays).
+ */
+static void
+sampler_tick_grow(struct sampler_thread *td)
+{
+	struct sampler_seen_cache *old = td->seen, *c;
+	unsigned i;
+
+	if (old == NULL || old->collisions < SAMPLER_SEEN_GROW || old->n >= SAMPLER_SEEN_MAX)
+		return;
+	c = sampler_tick_cache_new(SAMPLER_SEEN_MAX);
+	for (i = 0; i < old->n; i++) {
+		if (old->frames[i].own != 0)
+			c->frames[sampler_tick_hash(old->frames[i].own, c->n)] = old->frames[i];
+		if (old->c[i].site != NULL)
+			c->c[sampler_tick_hash_c(old->c[i].site, c->n)] = old->c[i];
+		if (old->me[i] != 0)
+			c->me[sampler_tick_hash_me(old->me[i], c->n)] = old->me[i];
+	}
+	td->seen = c;
+	free(old);
 }
 
 /* In the job: remember the frame VALUE and line of the innermost Ruby
@@ -387,6 +471,7 @@ sampler_tick_seen(struct sampler_thread *td)
 	uintptr_t cfp;
 	int j;
 
+	sampler_tick_grow(td);
 	for (j = 0; j < td->depth && j < SAMPLER_SEEN_DEPTH; j++) {
 		struct sampler_seen *s;
 
@@ -407,13 +492,6 @@ sampler_tick_seen(struct sampler_thread *td)
 		c->caller = td->own[1];
 		c->frame = td->stack[0];
 	}
-}
-
-/* The slot of TD's cache of C methods' entries for entry ME. */
-static VALUE *
-sampler_tick_slot_me(struct sampler_thread *td, VALUE me)
-{
-	return &sampler_tick_cache(td)->me[(me >> 4 ^ me >> 12) % SAMPLER_SEEN];
 }
 
 /* With the GVL (the job, or a GC's capture): remember the entries of the
@@ -474,9 +552,12 @@ sampler_tick_regrow(struct sampler_thread *td, const struct sampler_noted *n)
 
 	if (leaf == 0 || td->depth == SAMPLER_MAX_DEPTH ||
 	    (uintptr_t)sampler_frames_callee((const void *)leaf) != n->cfp ||
-	    (uintptr_t)td->own[0] != n->parent ||
-	    (s = sampler_tick_slot(td, (VALUE)n->iseq))->own != (VALUE)n->iseq)
+	    (uintptr_t)td->own[0] != n->parent)
 		return 0;
+	if ((s = sampler_tick_slot(td, (VALUE)n->iseq))->own != (VALUE)n->iseq) {
+		sampler_tick_collided(td, s->own);
+		return 0;
+	}
 	/* Rare (a callee seen at the tick, returned at once), so moved. */
 	sampler_tick_shift(td, 1);
 	td->stack[0] = s->frame;
@@ -569,6 +650,7 @@ sampler_tick_me_of(struct sampler_thread *td, const struct sampler_noted *n, VAL
 		if (!sampler_frames_is_me(me) || !sampler_frames_me_fits(me, self))
 			return 0;
 	} else if (*slot != me) {
+		sampler_tick_collided(td, *slot);
 		return 0;
 	}
 	if (*slot != me) {
@@ -611,6 +693,8 @@ sampler_tick_site(struct sampler_thread *td, VALUE me, uintptr_t site, uintptr_t
 	}
 	if ((uintptr_t)c->site == site && (uintptr_t)c->caller == caller)
 		return c->frame;
+	if ((uintptr_t)c->site != site)
+		sampler_tick_collided(td, (uintptr_t)c->site);
 	return 0;
 }
 
@@ -659,7 +743,11 @@ sampler_tick_regrow2(struct sampler_thread *td, int k, VALUE frame,
 	struct sampler_seen *s = sampler_tick_slot(td, (VALUE)n->parent);
 	int add = frame != 0 ? 2 : 1, shift = k < add ? add - k : 0;
 
-	if (s->own != (VALUE)n->parent || !sampler_tick_shift(td, shift))
+	if (s->own != (VALUE)n->parent) {
+		sampler_tick_collided(td, s->own);
+		return 0;
+	}
+	if (!sampler_tick_shift(td, shift))
 		return 0;
 	k += shift;
 	td->stack[k - 1] = s->frame;
@@ -727,8 +815,10 @@ sampler_tick_chain(struct sampler_thread *td, const struct sampler_noted *n)
 		if (c->pc[i] != 0) {
 			struct sampler_seen *s = sampler_tick_slot(td, (VALUE)c->iseq[i]);
 
-			if (s->own != (VALUE)c->iseq[i])
+			if (s->own != (VALUE)c->iseq[i]) {
+				sampler_tick_collided(td, s->own);
 				return 0;
+			}
 			frames[m] = s->frame;
 			owns[m] = s->own;
 			lines[m++] = i == 0 && sampler.cfg.lines ?
