@@ -198,7 +198,6 @@ struct sampler_frames_print {
 	uint64_t hash;
 };
 
-/* Per Ruby thread; lives in the thread's specific storage. */
 /*
  * A thread's caches of the frames its jobs have seen, each direct-mapped
  * and marked (sampler_mark), for the frames a tick noted and the job
@@ -238,6 +237,7 @@ struct sampler_seen_cache {
 	VALUE *me;
 };
 
+/* Per Ruby thread; lives in the thread's specific storage. */
 struct sampler_thread {
 	VALUE thread;
 	void *vm_thread;	/* the VM's record, if mirrored (sampler-frames.c) */

@@ -433,7 +433,8 @@ sampler_tick_collided(struct sampler_thread *td, uintptr_t other)
 }
 
 /*
- * In the job, before any slot is looked up: grow TD's caches to
+ * In the job, as it starts to use them (sampler_tick_seen, before the
+ * tick's lookups, with no slot taken): grow TD's caches to
  * SAMPLER_SEEN_MAX slots once enough lookups have found another frame's
  * entry, each entry moved to its slot there (where two meet there, the
  * one moved last stays).
