@@ -375,7 +375,10 @@ static struct {
  * CSV parse reading its rows from an Enumerator does) had a C method on
  * top in 4% of the ticks, where a signal sent to the thread at the same
  * ticks found it in 15%, and String#inspect got 2-5% of the loop
- * (stackprof 14%).  From the context given: 11-15%.
+ * (stackprof 14%).  From the context given: 11-15%.  That context is
+ * the one the thread switched to last (sampler_tick_switched); where it
+ * is not the one running, the read starts again from the record, and
+ * what it finds is where the thread was some time after the tick.
  *
  * On the worker, without the GVL, while the thread runs on another CPU:
  * only inside sampler_tick_note's bracket, which keeps the thread from

@@ -1081,6 +1081,22 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 	sampler_thread_end(td);
 }
 
+/* Fiber switch hook (with the GVL, on the thread, in the fiber switched
+ * to): keeps the context the ticks read first current. */
+static void
+sampler_fiber_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE klass)
+{
+	struct sampler_thread *td;
+
+	(void)event;
+	(void)data;
+	(void)self;
+	(void)mid;
+	(void)klass;
+	if ((td = sampler_thread_current()) != NULL)
+		sampler_tick_switched(td->vm_thread);
+}
+
 /*
  * The phase of a GC already under way as the hook goes in.  A forked
  * child goes on with its parent's: a lazy sweep the parent left (GC.start
@@ -1100,9 +1116,8 @@ sampler_gc_phase_now(void)
 	return 0;
 }
 
-/* Add the GC and thread hooks and, in wall mode or when ticks are
- * noted, the GVL hook (or take back the one the parent left in this
- * forked child). */
+/* Add the GC, thread, compile and fiber switch hooks and the GVL hook
+ * (or take back the one the parent left in this forked child). */
 void
 sampler_hooks_install(void)
 {
@@ -1117,6 +1132,9 @@ sampler_hooks_install(void)
 	rb_add_event_hook(sampler_thread_hook,
 	    RUBY_EVENT_THREAD_BEGIN | RUBY_EVENT_THREAD_END, Qnil);
 	rb_add_event_hook(sampler_compiled_hook, RUBY_EVENT_SCRIPT_COMPILED, Qnil);
+	/* Where ticks note the holder's frame (see sampler_tick_switched). */
+	if (sampler_frames_mirrored() && !sampler.cfg.alloc_only)
+		rb_add_event_hook(sampler_fiber_hook, RUBY_EVENT_FIBER_SWITCH, Qnil);
 	sampler.event_hooks = 1;
 	if (sampler_orphan_gvl_hook != NULL) {
 		sampler.gvl_hook = sampler_orphan_gvl_hook;
@@ -1134,7 +1152,7 @@ sampler_hooks_install(void)
 	    gvl_events, NULL);
 }
 
-/* Remove the GVL, GC and thread hooks. */
+/* Remove the GVL, GC, thread, compile and fiber switch hooks. */
 void
 sampler_hooks_remove(void)
 {
@@ -1150,6 +1168,7 @@ sampler_hooks_remove(void)
 		rb_remove_event_hook(sampler_gc_hook);
 		rb_remove_event_hook(sampler_thread_hook);
 		rb_remove_event_hook(sampler_compiled_hook);
+		rb_remove_event_hook(sampler_fiber_hook);
 		sampler.event_hooks = 0;
 	}
 }

@@ -51,7 +51,8 @@
  * stack at the safepoint.  The weight is the same
  * either way.  With --lines the noted frame's line is that of the pc
  * noted at the tick (sampler_frames_line).  The GVL hook is installed in
- * cpu mode too, to track the holder.
+ * cpu mode too, to track the holder, and a fiber switch hook tracks the
+ * context (fiber) it runs, which the tick reads first.
  *
  * Billing: each thread keeps `prev`, the reading of its clock (its CPU
  * clock in cpu mode, CLOCK_MONOTONIC in wall mode) up to which its time
@@ -637,7 +638,7 @@ void sampler_bill_birth(struct sampler_thread *td);
 void sampler_swap_locked(void);
 /* The postponed job: one timer sample of the thread holding the GVL. */
 void sampler_job(void *arg);
-/* Add the GC, thread and (wall mode) GVL hooks; remove them. */
+/* Add the GC, thread, compile, fiber switch and GVL hooks; remove them. */
 void sampler_hooks_install(void);
 void sampler_hooks_remove(void);
 
@@ -683,6 +684,9 @@ void sampler_resolved_release(int drop);
 void sampler_tick_init(void);
 /* The thread of VM record VM_THREAD took the GVL (ON) or let it go. */
 void sampler_tick_holder(void *vm_thread, int on);
+/* The thread of VM record VM_THREAD switched fibers (on it, with the GVL,
+ * in the fiber switched to). */
+void sampler_tick_switched(void *vm_thread);
 /* On the worker at a tick, after Ruby's trigger: make sure the GVL
  * holder's own context has the job's interrupt bit (signal-safe). */
 void sampler_tick_poke(void);
