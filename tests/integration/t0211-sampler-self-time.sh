@@ -203,19 +203,18 @@ test_expect_success 'C methods keep their own time in a thread that switches fib
 # of work on the main side and 3.4 us on the other a turn): each side's
 # work keeps its share.  The ticks read first the context the thread ran
 # when last seen, often the other fiber, and then the right one, by then
-# past the work: the main side got 0.58-0.79 of its calibrated share of
-# the two (four runs here), and 1.00-1.07 once a fiber switch hook kept
-# that context current.  (stackprof: 0.99.)
+# past the work: the main side got 0.58-0.79 of its share of the two
+# (four runs here), and 1.00-1.07 once a fiber switch hook kept that
+# context current.  (stackprof: 0.99.)
 fibers_floor=0.85
 [ -n "${RPERF_SANITIZERS:-}" ] && fibers_floor=0.8
 test_expect_success 'work in two fibers taking turns keeps each side its share' '
 	"$RPERF" record -q -o ft.folded "$FIXTURES/self_time_fibers.rb" 2 fclocks >/dev/null &&
-	grep -v "Object#calibrate" ft.folded >ft2.folded &&
-	main=$(grep -E ";Object#main_work( |;)" ft2.folded | awk "{ s += \$NF } END { printf \"%.0f\", s }") &&
-	fiber=$(grep -E ";Object#fiber_work( |;)" ft2.folded | awk "{ s += \$NF } END { printf \"%.0f\", s }") &&
+	main=$(grep -E ";Object#main_work( |;)" ft.folded | awk "{ s += \$NF } END { printf \"%.0f\", s }") &&
+	fiber=$(grep -E ";Object#fiber_work( |;)" ft.folded | awk "{ s += \$NF } END { printf \"%.0f\", s }") &&
 	cmain=$(awk "\$1 == \"main\" { print \$2 }" fclocks) &&
 	cfiber=$(awk "\$1 == \"fiber\" { print \$2 }" fclocks) &&
-	echo "billed main $main fiber $fiber ns; calibrated main $cmain fiber $cfiber ns" &&
+	echo "billed main $main fiber $fiber ns; timed main $cmain fiber $cfiber ns" &&
 	awk -v m="$main" -v f="$fiber" -v cm="$cmain" -v cf="$cfiber" -v floor="$fibers_floor" "BEGIN {
 		if (m <= 0 || f <= 0 || cm <= 0 || cf <= 0) exit 1
 		r = (m / f) / (cm / cf); printf \"main side: %.2f of its share\n\", r
