@@ -1093,7 +1093,7 @@ sampler_fiber_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE 
 	(void)self;
 	(void)mid;
 	(void)klass;
-	if ((td = sampler_thread_current()) != NULL)
+	if (sampler.started && !sampler.forked && (td = sampler_thread_current()) != NULL)
 		sampler_tick_switched(td->vm_thread);
 }
 
