@@ -771,6 +771,8 @@ sampler_job(void *arg)
 	atomic_store_explicit(&sampler.in_job, 1, memory_order_relaxed);
 	if (now > td->prev && sampler_tick_in_gc(triggers)) {
 		td->gc_deferred = 1;
+	} else if (sampler_tick_elsewhere(triggers, td->vm_thread)) {
+		/* Not this thread's tick: its time waits for one. */
 	} else if (now > td->prev) {
 		td->gc_deferred = 0;
 		if (sampler_job_capture(td)) {

@@ -698,6 +698,9 @@ void sampler_tick_note(uint_fast64_t tick);
 /* The monotonic time of tick TICK if it noted the frame of the thread
  * whose VM record is VM_THREAD, or 0 (in the job). */
 int64_t sampler_tick_mono(uint_fast64_t tick, void *vm_thread);
+/* Whether tick TICK found another thread than VM_THREAD's holding the
+ * GVL, or none (in the job: then it takes no sample). */
+int sampler_tick_elsewhere(uint_fast64_t tick, void *vm_thread);
 /* Start fetching the tick's note (in the job, as it starts a sample). */
 void sampler_tick_prefetch(void);
 /* Cut TD's captured stack at the frame noted at tick TICK when that is

@@ -57,6 +57,9 @@ static struct {
 	atomic_uintptr_t chain[6][SAMPLER_CHAIN];	/* iseq, pc, ep, self, me, me_sure */
 } sampler_note;
 
+/* The last tick that found no thread holding the GVL. */
+static atomic_uint_fast64_t sampler_note_none;
+
 /* What the job reads of a note: the chain, and from it the frame's iseq
  * word and its caller's (0 for a C frame), their pcs, what tells the
  * frame from a later one in its slot (environment and receiver), the
@@ -213,9 +216,12 @@ sampler_tick_note(uint_fast64_t tick)
 	int64_t mono;
 	int i, r;
 
-	if (!sampler_frames_mirrored() ||
-	    atomic_load(&sampler.gvl_holder) == 0)
+	if (!sampler_frames_mirrored())
 		return;
+	if (atomic_load(&sampler.gvl_holder) == 0) {
+		atomic_store(&sampler_note_none, tick);
+		return;
+	}
 	mono = util_mono_ns();
 	atomic_store_explicit(&sampler_note.tick, 0, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
@@ -223,8 +229,9 @@ sampler_tick_note(uint_fast64_t tick)
 	 * while it may be poked (not in a GC, not letting the GVL go). */
 	atomic_fetch_add(&sampler.poking, 1);
 	r = 0;
-	if ((holder = atomic_load(&sampler.gvl_holder)) != 0 &&
-	    (ec = atomic_load(&sampler.holder_ec)) != 0) {
+	if ((holder = atomic_load(&sampler.gvl_holder)) == 0)
+		atomic_store(&sampler_note_none, tick);
+	else if ((ec = atomic_load(&sampler.holder_ec)) != 0) {
 		/* Before the frame: no object alive then dies until the next. */
 		gc_gen = atomic_load(&sampler.gc_gen);
 		/* The holder's context, alive while it may be poked, is read
@@ -306,6 +313,41 @@ sampler_tick_mono(uint_fast64_t tick, void *vm_thread)
 	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
 	mono = atomic_load_explicit(&sampler_note.mono, memory_order_relaxed);
 	return sampler_tick_note_held(before, th, vm_thread) ? mono : 0;
+}
+
+/*
+ * Whether tick TICK saw another thread than the one whose VM record is
+ * VM_THREAD hold the GVL, or none (in the job).  A tick asks for the
+ * sample of the thread it finds running, but the job runs on whichever
+ * thread checks for interrupts first: where the holder lets the GVL go
+ * before its next safepoint (it was about to block), the next thread to
+ * take the GVL runs it, at its wake-up, in Thread::Queue#pop, IO#read,
+ * Kernel#sleep.  Billed there, that thread's time since its own last
+ * sample, its work, went to the call it woke from: two threads handing
+ * a Queue back and forth, 12 and 50 us of work a turn, had their work
+ * billed 0.15-0.6 of its time and Queue#pop the rest (cpu mode).  So
+ * such a job takes no sample: each thread's time waits for a tick that
+ * finds it running, and is billed where that tick found it.  (Where the
+ * tick noted nothing it knows of, or frames are not mirrored, the job
+ * bills its own thread as before.)
+ */
+int
+sampler_tick_elsewhere(uint_fast64_t tick, void *vm_thread)
+{
+	uint_fast64_t before;
+	uintptr_t th;
+
+	if (!sampler_frames_mirrored() || sampler.mn_main ||
+	    atomic_load_explicit(&sampler.ractors_seen, memory_order_relaxed))
+		return 0;
+	if (atomic_load(&sampler_note_none) == tick)
+		return 1;
+	if ((before = sampler_tick_note_open(tick)) == 0)
+		return 0;
+	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&sampler_note.tick, memory_order_relaxed) == before &&
+	    th != (uintptr_t)vm_thread;
 }
 
 /* The frame noted at tick TICK for the thread whose VM record is

@@ -221,6 +221,19 @@ test_expect_success 'work in two fibers taking turns keeps each side its share' 
 		exit !(r >= floor && r <= 1.3) }"
 '
 
+# A loop of 0.3 ms of work and a 0.7 ms sleep, cpu mode.  The ticks
+# that came while the thread slept found no thread holding the GVL, and
+# their jobs ran at the sleep's return: the work's CPU time since the
+# last sample went to Kernel#sleep, 71-99% of the loop's in three runs.
+# Such a job takes no sample now (sampler_tick_elsewhere): 0-26%.
+test_expect_success 'cpu mode: the CPU time of work between sleeps is not billed to the sleeps' '
+	"$RPERF" record -q -o ws.folded "$FIXTURES/work_and_sleep.rb" 2 &&
+	grep -v "^(ruby boot)" ws.folded >ws2.folded &&
+	slept=$(share_pct ws2.folded "<main>" Kernel#sleep) &&
+	echo "Kernel#sleep: $slept% of the loop" &&
+	test "$slept" -ge 0 && test "$slept" -lt 50
+'
+
 # The outermost frame of a thread (the script's top level, a thread's
 # block) is noted alone, with no caller.  Such notes were dropped, and
 # the loop's own time went to the callees at whose returns the jobs ran:
