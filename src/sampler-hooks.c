@@ -479,7 +479,8 @@ sampler_bill_rest(struct sampler_thread *td, int64_t now)
 		pthread_mutex_unlock(&sampler.lock);
 		td->suspended = 0;
 	} else {
-		sampler_record(td, now - td->prev, AGG_STATE_NORMAL);
+		sampler_record(td, now - td->prev + td->carry, AGG_STATE_NORMAL);
+		td->carry = 0;
 	}
 	td->prev = now;
 }
@@ -729,6 +730,35 @@ sampler_job_upto(struct sampler_thread *td, uint_fast64_t tick, int64_t now, int
 	return now - since;
 }
 
+/*
+ * The job on TD for a tick that found another thread holding the GVL, or
+ * none (sampler_tick_elsewhere); NOW: TD's clock.  TD's time since its
+ * last sample is not billed to the stack it woke up with, where its work
+ * went before (a sleep, Thread::Queue#pop), but waits for a tick that
+ * finds it running.  Except, in cpu mode, the CPU time TD spent off the
+ * GVL since (summed by the GVL hook): that went to the C method that let
+ * the GVL go, where TD wakes up, compressing (Zlib.deflate: 96% of a
+ * loop's CPU, 29% when such jobs billed nothing), reading a file,
+ * handing the GVL over; it is billed there now, and the rest is carried
+ * to TD's next sample.
+ */
+static void
+sampler_job_elsewhere(struct sampler_thread *td, int64_t now)
+{
+	int64_t off = td->off_at == td->prev ? td->off_cpu : 0;
+
+	if (sampler.cfg.mode != SAMPLER_CPU || off <= 0 || now <= td->prev)
+		return;
+	if (off > now - td->prev)
+		off = now - td->prev;
+	td->off_cpu = 0;
+	if (sampler_job_capture(td))
+		return;		/* no frame left to bill it to: it waits */
+	sampler_record(td, off, AGG_STATE_NORMAL);
+	td->carry += now - td->prev - off;
+	td->prev = now;
+}
+
 /* The postponed job: one timer sample of the thread holding the GVL (or
  * its Ractor's lock). */
 void
@@ -772,7 +802,7 @@ sampler_job(void *arg)
 	if (now > td->prev && sampler_tick_in_gc(triggers)) {
 		td->gc_deferred = 1;
 	} else if (sampler_tick_elsewhere(triggers, td->vm_thread)) {
-		/* Not this thread's tick: its time waits for one. */
+		sampler_job_elsewhere(td, now);
 	} else if (now > td->prev) {
 		td->gc_deferred = 0;
 		if (sampler_job_capture(td)) {
@@ -789,8 +819,9 @@ sampler_job(void *arg)
 			 * pc) is not the capture's: counted as another. */
 			if (changed || sampler.cfg.lines)
 				td->captures++;
-			sampler_record_until(td, upto - td->prev, AGG_STATE_NORMAL, end);
+			sampler_record_until(td, upto - td->prev + td->carry, AGG_STATE_NORMAL, end);
 			td->prev = upto;
+			td->carry = 0;
 		}
 		sampler.timer_samples++;
 		if (!td->clock_open && td->slow_reads >= SAMPLER_FAST_CLOCK_READS)
@@ -892,6 +923,8 @@ sampler_thread_exited(struct sampler_thread *td)
 
 /* GVL hook: who holds the GVL (for the tick's signal), and in wall mode
  * the split of each release.  Only RESUMED holds the GVL. */
+static void sampler_off_gvl(struct sampler_thread *td, int suspended);
+
 static void
 sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *data,
     void *arg)
@@ -943,6 +976,13 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	else if (td != NULL && sampler_frames_mirrored())
 		sampler_tick_holder(td->vm_thread,
 		    (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) != 0);
+	/* The CPU time off the GVL (on the thread: its own clock, read
+	 * without the GVL at SUSPENDED), for sampler_job_elsewhere. */
+	if ((event & (RUBY_INTERNAL_THREAD_EVENT_SUSPENDED | RUBY_INTERNAL_THREAD_EVENT_RESUMED)) &&
+	    td != NULL && sampler.cfg.mode == SAMPLER_CPU && td->ractor == 0 &&
+	    sampler_frames_mirrored() && atomic_load(&sampler.armed) &&
+	    data->thread == rb_thread_current())
+		sampler_off_gvl(td, (event & RUBY_INTERNAL_THREAD_EVENT_SUSPENDED) != 0);
 	if (!atomic_load(&sampler.armed) || sampler.cfg.mode != SAMPLER_WALL)
 		return;
 	if (event & RUBY_INTERNAL_THREAD_EVENT_SUSPENDED) {
@@ -972,6 +1012,29 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	now = util_mono_ns();
 	sampler_capture(td, data->thread == rb_thread_current());
 	sampler_bill_rest(td, now);
+}
+
+/* TD (cpu mode, on its thread) lets the GVL go (SUSPENDED), or has it
+ * back: add the CPU time it spent without it since its last sample. */
+static void
+sampler_off_gvl(struct sampler_thread *td, int suspended)
+{
+	int64_t now = sampler_clock_self(td), from;
+
+	if (suspended) {
+		td->suspended_cpu = now;
+		return;
+	}
+	if (td->suspended_cpu == 0)
+		return;
+	from = td->suspended_cpu > td->prev ? td->suspended_cpu : td->prev;
+	if (td->off_at != td->prev) {
+		td->off_cpu = 0;
+		td->off_at = td->prev;
+	}
+	if (now > from)
+		td->off_cpu += now - from;
+	td->suspended_cpu = 0;
 }
 
 /* The window event of GC hook event EVENT. */

@@ -281,6 +281,12 @@ struct sampler_thread {
 	int suspended;
 	int64_t suspended_at;
 	int64_t ready_at;
+	/* In cpu mode (see sampler_job_elsewhere): its CPU clock when it
+	 * last let the GVL go (0: it has it back), set by SUSPENDED on the
+	 * thread; the CPU time it spent off the GVL since its clock read
+	 * OFF_AT (its PREV then), summed by RESUMED; and the time a sample
+	 * left to the next one of its own (added to it). */
+	int64_t suspended_cpu, off_cpu, off_at, carry;
 	/* The stack last captured on this thread (for the job, the hooks
 	 * and the time left at exit or stop). */
 	int depth;

@@ -319,6 +319,7 @@ sampler_reset_baselines(void)
 	for (td = sampler.threads; td != NULL; td = td->next) {
 		td->prev = td->thread == current ? sampler_clock_self(td) : sampler_clock(td);
 		td->suspended = 0;
+		td->suspended_cpu = td->off_cpu = td->carry = 0;
 	}
 }
 

@@ -234,6 +234,22 @@ test_expect_success 'cpu mode: the CPU time of work between sleeps is not billed
 	test "$slept" -ge 0 && test "$slept" -lt 50
 '
 
+# The other side of it: Zlib.deflate compresses without the GVL, and a
+# tick then finds none holding it; the CPU time spent so is billed where
+# the thread wakes up, in the deflate (truth 96% of the loop: 96% before
+# the change above, 29-30% with it alone, 94% once the CPU time off the
+# GVL was billed there).
+test_expect_success 'cpu mode: CPU time spent without the GVL goes to the C method that let it go' '
+	"$RPERF" record -q -o nv.folded "$FIXTURES/nogvl_work.rb" 2 nvclock &&
+	grep -v "^(ruby boot)" nv.folded >nv2.folded &&
+	deflate=$(grep "Zlib" nv2.folded | awk "{ s += \$NF } END { printf \"%.0f\", s }") &&
+	work=$(grep "Object#ruby_work" nv2.folded | awk "{ s += \$NF } END { printf \"%.0f\", s }") &&
+	truth=$(awk "\$1 == \"deflate\" { print \$2 }" nvclock) &&
+	pct=$(awk -v d="$deflate" -v w="$work" "BEGIN { printf \"%.0f\", 100 * d / (d + w) }") &&
+	echo "Zlib.deflate: $pct% of the loop, by its clock $truth%" &&
+	num_ge "$pct" "$(awk -v t="$truth" "BEGIN { printf \"%.0f\", t * 0.8 }")"
+'
+
 # The outermost frame of a thread (the script's top level, a thread's
 # block) is noted alone, with no caller.  Such notes were dropped, and
 # the loop's own time went to the callees at whose returns the jobs ran:
