@@ -323,13 +323,15 @@ sampler_tick_mono(uint_fast64_t tick, void *vm_thread)
  * before its next safepoint (it was about to block), the next thread to
  * take the GVL runs it, at its wake-up, in Thread::Queue#pop, IO#read,
  * Kernel#sleep.  Billed there, that thread's time since its own last
- * sample, its work, went to the call it woke from: two threads handing
- * a Queue back and forth, 12 and 50 us of work a turn, had their work
- * billed 0.15-0.6 of its time and Queue#pop the rest (cpu mode).  So
+ * sample, its work, went to the call it woke from: a loop of 0.3 ms of
+ * work and a 0.7 ms sleep billed Kernel#sleep 71-99% of its CPU (cpu
+ * mode; 6% by the thread's clock), and two threads handing a Queue back
+ * and forth, their work 62% of the CPU, read 28-40% work.  So
  * such a job takes no sample: each thread's time waits for a tick that
- * finds it running, and is billed where that tick found it.  (Where the
- * tick noted nothing it knows of, or frames are not mirrored, the job
- * bills its own thread as before.)
+ * finds it running, and is billed where that tick found it, but for the
+ * CPU time spent without the GVL, billed where the thread woke up
+ * (sampler_job_elsewhere).  (Where the tick noted nothing it knows of,
+ * or frames are not mirrored, the job bills its own thread as before.)
  */
 int
 sampler_tick_elsewhere(uint_fast64_t tick, void *vm_thread)
