@@ -921,10 +921,10 @@ sampler_thread_exited(struct sampler_thread *td)
 	sampler_thread_free(td);
 }
 
-/* GVL hook: who holds the GVL (for the tick's signal), and in wall mode
- * the split of each release.  Only RESUMED holds the GVL. */
 static void sampler_off_gvl(struct sampler_thread *td, int suspended);
 
+/* GVL hook: who holds the GVL (for the tick's signal), and in wall mode
+ * the split of each release.  Only RESUMED holds the GVL. */
 static void
 sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *data,
     void *arg)
@@ -1014,13 +1014,24 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	sampler_bill_rest(td, now);
 }
 
-/* TD (cpu mode, on its thread) lets the GVL go (SUSPENDED), or has it
- * back: add the CPU time it spent without it since its last sample. */
+/*
+ * TD (cpu mode, on its thread) lets the GVL go (SUSPENDED), or has it
+ * back: add the CPU time it spent without it since its last sample.
+ * Only once its fast clock is open: by system call, two reads a release
+ * cost a thread that lets the GVL go often (a request's thread, which
+ * may never open it) some 3 us a release here; until then its time off
+ * the GVL goes with the rest to its next sample.
+ */
 static void
 sampler_off_gvl(struct sampler_thread *td, int suspended)
 {
-	int64_t now = sampler_clock_self(td), from;
+	int64_t now, from;
 
+	if (!td->clock_open) {
+		td->suspended_cpu = 0;
+		return;
+	}
+	now = sampler_clock_self(td);
 	if (suspended) {
 		td->suspended_cpu = now;
 		return;
