@@ -224,14 +224,20 @@ test_expect_success 'work in two fibers taking turns keeps each side its share' 
 # A loop of 0.3 ms of work and a 0.7 ms sleep, cpu mode.  The ticks
 # that came while the thread slept found no thread holding the GVL, and
 # their jobs ran at the sleep's return: the work's CPU time since the
-# last sample went to Kernel#sleep, 71-99% of the loop's in three runs.
-# Such a job takes no sample now (sampler_tick_elsewhere): 0-26%.
+# last sample went to Kernel#sleep, 55-99% of the loop's in four runs
+# (6% by the thread's own clock).  Such a job takes no sample now
+# (sampler_tick_elsewhere), but for the CPU time off the GVL: 6-42% in
+# ten runs, once 52% (what a run carries to its end goes to its last
+# stack), so the median of three runs is checked.
 test_expect_success 'cpu mode: the CPU time of work between sleeps is not billed to the sleeps' '
-	"$RPERF" record -q -o ws.folded "$FIXTURES/work_and_sleep.rb" 2 &&
-	grep -v "^(ruby boot)" ws.folded >ws2.folded &&
-	slept=$(share_pct ws2.folded "<main>" Kernel#sleep) &&
-	echo "Kernel#sleep: $slept% of the loop" &&
-	test "$slept" -ge 0 && test "$slept" -lt 50
+	for i in 1 2 3; do
+		"$RPERF" record -q -o ws.folded "$FIXTURES/work_and_sleep.rb" 1.5 &&
+		grep -v "^(ruby boot)" ws.folded >ws2.folded &&
+		share_pct ws2.folded "<main>" Kernel#sleep >>slept || exit 1
+	done &&
+	echo "Kernel#sleep: $(tr "\n" " " <slept)% of the loop" &&
+	median=$(sort -n slept | sed -n 2p) &&
+	test "$median" -ge 0 && test "$median" -lt 40
 '
 
 # The other side of it: Zlib.deflate compresses without the GVL, and a
