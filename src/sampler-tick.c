@@ -347,9 +347,8 @@ sampler_tick_elsewhere(uint_fast64_t tick, void *vm_thread)
 	if ((before = sampler_tick_note_open(tick)) == 0)
 		return 0;
 	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
-	atomic_thread_fence(memory_order_acquire);
-	return atomic_load_explicit(&sampler_note.tick, memory_order_relaxed) == before &&
-	    th != (uintptr_t)vm_thread;
+	/* (Held as a note of the thread it names: not rewritten meanwhile.) */
+	return sampler_tick_note_held(before, th, (void *)th) && th != (uintptr_t)vm_thread;
 }
 
 /* The frame noted at tick TICK for the thread whose VM record is
