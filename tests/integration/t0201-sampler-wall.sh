@@ -57,4 +57,37 @@ test_expect_success 'a sample added to another still counts as one' '
 	test "$total" = "$taken"
 '
 
+# The time a thread runs before it lets the GVL go is billed where the
+# ticks find it running, not to the release (sampler_bill_resumed): two
+# threads handing a Queue back and forth, 20 and 80 us of work a turn.
+# Billed at the release, the work got 1-3% of its time (the rest went to
+# Thread::Queue#pop); now 0.97-1.01 of it.  On one CPU, so that each tick
+# finds the thread where it is at that moment: on two, the timer's thread
+# is run when a CPU frees up, often at a hand-over, and the work read
+# 0.5-0.8 of its time (the machine's doing, not the billing's).
+test_expect_success 'the work before a release is billed where it ran' '
+	pin=; command -v taskset >/dev/null && pin="taskset -c 0" &&
+	$pin "$RPERF" record -q -m wall -o q.folded "$FIXTURES/queue_turns.rb" 10000 qtruth &&
+	spin=$(folded_sum q.folded "Object#spin ") &&
+	truth=$(cat qtruth) &&
+	echo "Object#spin billed $spin ns, ran $truth ns" &&
+	num_ge "$spin" "$(awk -v t="$truth" "BEGIN { printf \"%.0f\", t * 0.6 }")"
+'
+
+# And under the labels of the moment the tick finds it: a label around
+# a short part of a loop (17% of its running time) that ends in a sleep
+# took 97% of the loop's running time when the release billed the
+# running time since the last sample.  Now 5-18% (where the ticks fall
+# around the sleeps swings it).
+test_expect_success 'a label ending in a release is not billed the running time before it' '
+	"$RPERF" record -q -m wall -o lr.pb.gz "$FIXTURES/labelled_release.rb" 1 lrtruth &&
+	"$RPERF" report --format folded -o lr.folded lr.pb.gz &&
+	"$RPERF" report --format folded --tagfocus part=short -o lrs.folded lr.pb.gz &&
+	all=$(grep -v "GVL\|ruby boot" lr.folded | folded_sum /dev/stdin) &&
+	short=$(grep -v "GVL\|ruby boot" lrs.folded | folded_sum /dev/stdin) &&
+	pct=$(awk -v a="$all" -v s="$short" "BEGIN { printf \"%.0f\", 100 * s / a }") &&
+	echo "part=short: $pct% of the running time, by its clock $(cat lrtruth)%" &&
+	test "$pct" -lt 50
+'
+
 test_done
