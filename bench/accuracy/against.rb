@@ -68,6 +68,9 @@ def self_shares(path, rperf, via)
     # A rescue or ensure clause is its frame's, as rperf (and Ruby 3.4's
     # backtrace) names it.
     name = leaf.sub(/\A((rescue|ensure) in )+/, "").sub(/\Ablock (\(\d+ levels\) )?in /, "")
+    # An anonymous class or module is named by its address, another in
+    # each process.
+    name = name.gsub(/#<(Class|Module):0x\h+>/, "#<\\1:0x...>")
     # The script, loaded here, is rperf's <main>, its blocks too (in a
     # fiber as well, whose stack does not start at the script's top);
     # a library's top is under a require.

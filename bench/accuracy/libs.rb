@@ -13,7 +13,14 @@
 #   String#encode: short C methods under one Ruby frame.
 # mix: a block that calls String#upcase, a Ruby method of arithmetic and
 #   Array#sort in turn.
-kind = ARGV[0] or abort "usage: libs.rb csv|csvblock|rexml|rdoc|raise|mix [SECONDS]"
+# erb: an ERB template compiled once (its code a method made with
+#   def_method) and rendered over and over: a loop over rows with
+#   escaping, code no file holds.
+# yaml: Psych: a document of nested hashes dumped and loaded again (a C
+#   parser and emitter under Ruby visitors and builders).
+# json: JSON.generate and JSON.parse of nested hashes and arrays (C
+#   under a thin Ruby layer), and JSON.pretty_generate.
+kind = ARGV[0] or abort "usage: libs.rb csv|csvblock|rexml|rdoc|raise|mix|erb|yaml|json [SECONDS]"
 seconds = Float(ARGV[1] || 2.5)
 
 def busy(seconds)
@@ -71,6 +78,31 @@ when "mix"
   s = "hello world " * 4
   a = [3, 1, 2]
   p(busy(seconds) { 500.times { |i| s.upcase; arith(i); a.sort }; 500 })
+when "erb"
+  require "erb"
+  Row = Struct.new(:id, :name, :price)
+  rows = (1..50).map { |i| Row.new(i, "item <#{i}> & co", i * 1.25) }
+  page = Class.new do
+    def initialize(rows) = @rows = rows
+    def h(s) = ERB::Util.html_escape(s)
+  end
+  ERB.new(<<~T, trim_mode: "-").def_method(page, "render()", "(page)")
+    <table>
+    <%- @rows.each do |r| -%>
+      <tr class="<%= r.id.even? ? "even" : "odd" %>"><td><%= r.id %></td><td><%= h(r.name) %></td><td><%= format("%.2f", r.price) %></td></tr>
+    <%- end -%>
+    </table>
+  T
+  view = page.new(rows)
+  p(busy(seconds) { view.render.size })
+when "yaml"
+  require "yaml"
+  doc = (1..40).to_h { |i| ["key#{i}", { "n" => i, "f" => i / 3.0, "s" => "text #{i}", "a" => [i, "x#{i}", true] }] }
+  p(busy(seconds) { YAML.load(YAML.dump(doc)).size })
+when "json"
+  require "json"
+  doc = (1..200).map { |i| { "id" => i, "name" => "n#{i}", "tags" => %w[a b c], "v" => i * 0.5, "ok" => i.even? } }
+  p(busy(seconds) { JSON.parse(JSON.generate(doc)).size + JSON.pretty_generate(doc).size })
 else
   abort "libs.rb: unknown workload '#{kind}'"
 end
