@@ -1032,14 +1032,18 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
  * Thread::Queue#pop (tests/fixtures/queue_turns.rb), and a label around
  * a short part of a loop that ends in a sleep took 97% of the loop's
  * running time for its 17% (labelled_release.rb).  A thread of another
- * Ractor, whose job bills no carry, is billed as before.
+ * Ractor, whose job bills no carry, is billed as before, and so is every
+ * thread with --timeline: there each sample is a span of the thread's
+ * time, drawn where it ends, and a sample that took carried time would
+ * draw it over the releases that came between (the timeline clips it),
+ * leaving the thread's runs before them blank.
  */
 static void
 sampler_bill_resumed(struct sampler_thread *td, int64_t now)
 {
 	struct agg_gvl_split split;
 
-	if (td->ractor != 0) {
+	if (td->ractor != 0 || !sampler.cfg.aggregate) {
 		sampler_bill_rest(td, now);
 		return;
 	}

@@ -50,6 +50,34 @@ test_expect_success 'wall: each thread is accounted for, its summary adds up to 
 		END { if (b < 570 || b > 900 || c < 500 || c > 900) { print \"blocked \" b \", \" c; exit 1 } }"
 '
 
+# Each sample a span where it ends: a thread's runs before it lets the
+# GVL go are billed there as spans of their own (sampler_bill_resumed),
+# so the thread's lane is covered from end to end.  Carried to its next
+# sample instead, as without --timeline, they were clipped away: two
+# threads handing a Queue back and forth had 61-78% of their time drawn.
+test_expect_success 'wall: a thread that lets the GVL go often has every moment drawn' '
+	"$RPERF" record -q -m wall --timeline -o q.pb.gz "$FIXTURES/queue_turns.rb" 3000 qtruth &&
+	"$RPERF" report -o q.speedscope.json q.pb.gz &&
+	"$RPERF" report q.pb.gz >q.txt &&
+	sed -n "/^Threads:/,/^$/p" q.txt | awk "NR > 2 && NF >= 3 { gsub(\",\", \"\"); print \$1, \$(NF-1) }" >qthreads &&
+	python3 -c "
+import json, sys
+d = json.load(open(\"q.speedscope.json\"))
+for p in d[\"profiles\"]:
+    depth = covered = since = 0
+    for e in p[\"events\"]:
+        if e[\"type\"] == \"O\":
+            since = e[\"at\"] if depth == 0 else since
+            depth += 1
+        else:
+            depth -= 1
+            covered += e[\"at\"] - since if depth == 0 else 0
+    print(p[\"name\"].split()[-1], covered / 1e6)
+" | sort >qdrawn &&
+	join qthreads qdrawn >qboth && cat qboth && test_line_count 2 qboth &&
+	awk "\$3 < 0.95 * \$2 { print \"thread \" \$1 \": \" \$3 \" ms drawn of \" \$2; exit 1 }" qboth
+'
+
 test_expect_success 'marks are in the profile, each on its thread' '
 	if test -z "$GO"; then echo "no go: skipped"; exit 0; fi &&
 	"$GO" tool pprof -comments tl.pb.gz >comments 2>&1 &&
