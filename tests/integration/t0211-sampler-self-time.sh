@@ -301,12 +301,19 @@ test_expect_success 'a short C method in a loop keeps its share' '
 	# the values around the frame read along with the frame pointer (not
 	# after it and a fence, sampler_frames_peek), 2-9% in the ASan build
 	# and 8-30% in the plain one.  The job runs at the same frames from
-	# tick to tick (its capture is reused, sampler_capture_same).
-	"$RPERF" record -q -o sc.folded "$FIXTURES/short_c.rb" &&
-	c=$(self_ns sc.folded String#hash) &&
-	w=$(self_ns sc.folded Object#work) &&
-	pct=$(awk -v c="$c" -v w="$w" "BEGIN { printf \"%.0f\", 100 * c / (c + w) }") &&
-	echo "String#hash: $pct% of the loop" &&
+	# tick to tick (its capture is reused, sampler_capture_same).  The
+	# median of three runs: a single one read 9% once in a local CI run
+	# (20-28% in ten runs by hand just after).
+	: >hashes &&
+	for run in 1 2 3; do
+		"$RPERF" record -q -o sc.folded "$FIXTURES/short_c.rb" &&
+		c=$(self_ns sc.folded String#hash) &&
+		w=$(self_ns sc.folded Object#work) &&
+		awk -v c="$c" -v w="$w" "BEGIN { printf \"%.0f\\n\", 100 * c / (c + w) }" >>hashes ||
+		exit 1
+	done &&
+	echo "String#hash: $(tr "\n" " " <hashes)% of the loop" &&
+	pct=$(sort -n hashes | sed -n 2p) &&
 	num_ge "$pct" 10 && num_ge 60 "$pct"
 '
 
