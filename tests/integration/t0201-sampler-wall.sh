@@ -66,7 +66,9 @@ test_expect_success 'a sample added to another still counts as one' '
 # is run when a CPU frees up, often at a hand-over, and the work read
 # 0.5-0.8 of its time (the machine's doing, not the billing's).
 test_expect_success 'the work before a release is billed where it ran' '
-	pin=; command -v taskset >/dev/null && pin="taskset -c 0" &&
+	# (The first CPU this process may run on, where taskset is there.)
+	cpu=$(taskset -cp $$ 2>/dev/null | sed -n "s/.*: *\([0-9][0-9]*\).*/\1/p") &&
+	pin= && if test -n "$cpu"; then pin="taskset -c $cpu"; fi &&
 	$pin "$RPERF" record -q -m wall -o q.folded "$FIXTURES/queue_turns.rb" 10000 qtruth &&
 	spin=$(folded_sum q.folded "Object#spin ") &&
 	truth=$(cat qtruth) &&

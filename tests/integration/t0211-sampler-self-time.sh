@@ -205,20 +205,26 @@ test_expect_success 'C methods keep their own time in a thread that switches fib
 # when last seen, often the other fiber, and then the right one, by then
 # past the work: the main side got 0.58-0.79 of its share of the two
 # (four runs here), and 1.00-1.07 once a fiber switch hook kept that
-# context current.  (stackprof: 0.99.)
+# context current.  (stackprof: 0.99.)  The median of three runs: a
+# single one read 0.846 once in a local CI run.
 fibers_floor=0.85
 [ -n "${RPERF_SANITIZERS:-}" ] && fibers_floor=0.8
 test_expect_success 'work in two fibers taking turns keeps each side its share' '
-	"$RPERF" record -q -o ft.folded "$FIXTURES/self_time_fibers.rb" 2 fclocks >/dev/null &&
-	main=$(grep -E ";Object#main_work( |;)" ft.folded | awk "{ s += \$NF } END { printf \"%.0f\", s }") &&
-	fiber=$(grep -E ";Object#fiber_work( |;)" ft.folded | awk "{ s += \$NF } END { printf \"%.0f\", s }") &&
-	cmain=$(awk "\$1 == \"main\" { print \$2 }" fclocks) &&
-	cfiber=$(awk "\$1 == \"fiber\" { print \$2 }" fclocks) &&
-	echo "billed main $main fiber $fiber ns; timed main $cmain fiber $cfiber ns" &&
-	awk -v m="$main" -v f="$fiber" -v cm="$cmain" -v cf="$cfiber" -v floor="$fibers_floor" "BEGIN {
-		if (m <= 0 || f <= 0 || cm <= 0 || cf <= 0) exit 1
-		r = (m / f) / (cm / cf); printf \"main side: %.2f of its share\n\", r
-		exit !(r >= floor && r <= 1.3) }"
+	: >fshares &&
+	for run in 1 2 3; do
+		"$RPERF" record -q -o ft.folded "$FIXTURES/self_time_fibers.rb" 2 fclocks >/dev/null &&
+		main=$(grep -E ";Object#main_work( |;)" ft.folded | awk "{ s += \$NF } END { printf \"%.0f\", s }") &&
+		fiber=$(grep -E ";Object#fiber_work( |;)" ft.folded | awk "{ s += \$NF } END { printf \"%.0f\", s }") &&
+		cmain=$(awk "\$1 == \"main\" { print \$2 }" fclocks) &&
+		cfiber=$(awk "\$1 == \"fiber\" { print \$2 }" fclocks) &&
+		echo "billed main $main fiber $fiber ns; timed main $cmain fiber $cfiber ns" &&
+		awk -v m="$main" -v f="$fiber" -v cm="$cmain" -v cf="$cfiber" "BEGIN {
+			if (m <= 0 || f <= 0 || cm <= 0 || cf <= 0) exit 1
+			printf \"%.3f\\n\", (m / f) / (cm / cf) }" >>fshares || exit 1
+	done &&
+	echo "main side: $(tr "\n" " " <fshares)of its share" &&
+	r=$(sort -n fshares | sed -n 2p) &&
+	awk -v r="$r" -v floor="$fibers_floor" "BEGIN { exit !(r >= floor && r <= 1.3) }"
 '
 
 # A loop of 0.3 ms of work and a 0.7 ms sleep, cpu mode.  The ticks
