@@ -2,9 +2,10 @@
  * sampler-hooks.c: the postponed job and the VM hooks, and how they bill
  * a thread's time.  The job samples the thread holding the GVL; the GVL
  * hook (wall mode) splits a release into running, blocked and waiting
- * (agg_split_gvl), and bills the last two (sampler_bill_resumed); the GC
- * hook bills each GC window as marking and sweeping (agg_gc_event); the
- * thread hook bills a thread's last time.
+ * (agg_split_gvl) and bills it, the running part carried to the
+ * thread's next sample but with --timeline (sampler_bill_release); the
+ * GC hook bills each GC window as marking and sweeping (agg_gc_event);
+ * the thread hook bills a thread's last time.
  * Each appends raw frame VALUEs to the active sample buffer, never a Ruby
  * object or a string.  The GVL hook's SUSPENDED and READY events run
  * without the GVL: there it must only store timestamps in the thread's
@@ -458,28 +459,56 @@ sampler_capture_or_keep(struct sampler_thread *td, int self)
 }
 
 /*
+ * Bill TD's release of the GVL up to NOW (wall mode; TD's stack is
+ * captured, where it let the GVL go: Thread::Queue#pop, IO#read): its
+ * blocked and waiting spans, and the time it ran before the release,
+ * since its last sample.  With CARRY (the RESUMED hook, when the thread
+ * will be sampled again) that running span is carried to its next sample
+ * instead: it ran in code no tick saw, not in the C method that let the
+ * GVL go.  The ticks find a thread running in proportion to the time it
+ * runs, and a tick's sample bills what was carried with its own time,
+ * under the labels of that moment: in the long run each stack and label
+ * set gets its share.  Billed at the release, two threads handing a
+ * Queue back and forth with 20 and 80 us of work a turn had 1-3% of that
+ * work billed to it, the rest to Thread::Queue#pop
+ * (tests/fixtures/queue_turns.rb), and a label around a short part of a
+ * loop that ends in a sleep took 97% of the loop's running time for its
+ * 17% (labelled_release.rb).  Not for a thread of another Ractor, whose
+ * job bills no carry, nor with --timeline: there each sample is a span
+ * of the thread's time, drawn where it ends, and a sample that took
+ * carried time would draw it over the releases that came between (the
+ * timeline clips it), leaving the thread's runs before them blank.
+ */
+static void
+sampler_bill_release(struct sampler_thread *td, int64_t now, int carry)
+{
+	struct agg_gvl_split split;
+
+	agg_split_gvl(td->prev, td->suspended_at, td->ready_at, now, &split);
+	/* Each part stamped with its own end (--no-aggregate).  Under one
+	 * hold of the (recursive) lock. */
+	pthread_mutex_lock(&sampler.lock);
+	if (!carry)
+		sampler_record_until(td, split.running + td->carry, AGG_STATE_NORMAL,
+		    now - split.wait - split.blocked);
+	sampler_record_until(td, split.blocked, AGG_STATE_GVL_BLOCKED, now - split.wait);
+	sampler_record_until(td, split.wait, AGG_STATE_GVL_WAIT, now);
+	pthread_mutex_unlock(&sampler.lock);
+	td->carry = carry ? td->carry + split.running : 0;
+	td->suspended = 0;
+}
+
+/*
  * Bill what TD has not been billed up to NOW.  A thread off the GVL is
- * billed as the RESUMED hook would: running up to the suspension, then
- * blocked and waiting (wall mode).  TD's stack is captured already.
+ * billed as the RESUMED hook would, but for the time it ran before the
+ * release, billed with it: no sample of it is to come.  TD's stack is
+ * captured already.
  */
 void
 sampler_bill_rest(struct sampler_thread *td, int64_t now)
 {
 	if (sampler.cfg.mode == SAMPLER_WALL && td->suspended) {
-		struct agg_gvl_split split;
-
-		agg_split_gvl(td->prev, td->suspended_at, td->ready_at, now, &split);
-		/* Each part stamped with its own end (--no-aggregate).  Under
-		 * one hold of the (recursive) lock. */
-		pthread_mutex_lock(&sampler.lock);
-		sampler_record_until(td, split.running + td->carry, AGG_STATE_NORMAL,
-		    now - split.wait - split.blocked);
-		sampler_record_until(td, split.blocked, AGG_STATE_GVL_BLOCKED,
-		    now - split.wait);
-		sampler_record_until(td, split.wait, AGG_STATE_GVL_WAIT, now);
-		pthread_mutex_unlock(&sampler.lock);
-		td->suspended = 0;
-		td->carry = 0;
+		sampler_bill_release(td, now, 0);
 	} else {
 		sampler_record(td, now - td->prev + td->carry, AGG_STATE_NORMAL);
 		td->carry = 0;
@@ -924,7 +953,6 @@ sampler_thread_exited(struct sampler_thread *td)
 }
 
 static void sampler_off_gvl(struct sampler_thread *td, int suspended);
-static void sampler_bill_resumed(struct sampler_thread *td, int64_t now);
 
 /* GVL hook: who holds the GVL (for the tick's signal), and in wall mode
  * the split of each release.  Only RESUMED holds the GVL. */
@@ -1014,46 +1042,7 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 		return;
 	now = util_mono_ns();
 	sampler_capture(td, data->thread == rb_thread_current());
-	sampler_bill_resumed(td, now);
-}
-
-/*
- * TD has the GVL back (wall mode, RESUMED, its stack captured): bill the
- * release's blocked and waiting spans, up to NOW, to the stack it wakes
- * up with, where it let the GVL go (Thread::Queue#pop, IO#read).  The
- * time it ran before the release, since its last sample, is carried to
- * its next sample instead: it ran in code no tick saw, not in the C
- * method that let the GVL go.  The ticks find a thread running in
- * proportion to the time it runs, and a tick's sample bills what was
- * carried with its own time, under the labels of that moment: in the
- * long run each stack and label set gets its share.  Billed at the
- * release, two threads handing a Queue back and forth with 20 and 80 us
- * of work a turn had 1-3% of that work billed to it, the rest to
- * Thread::Queue#pop (tests/fixtures/queue_turns.rb), and a label around
- * a short part of a loop that ends in a sleep took 97% of the loop's
- * running time for its 17% (labelled_release.rb).  A thread of another
- * Ractor, whose job bills no carry, is billed as before, and so is every
- * thread with --timeline: there each sample is a span of the thread's
- * time, drawn where it ends, and a sample that took carried time would
- * draw it over the releases that came between (the timeline clips it),
- * leaving the thread's runs before them blank.
- */
-static void
-sampler_bill_resumed(struct sampler_thread *td, int64_t now)
-{
-	struct agg_gvl_split split;
-
-	if (td->ractor != 0 || !sampler.cfg.aggregate) {
-		sampler_bill_rest(td, now);
-		return;
-	}
-	agg_split_gvl(td->prev, td->suspended_at, td->ready_at, now, &split);
-	pthread_mutex_lock(&sampler.lock);
-	sampler_record_until(td, split.blocked, AGG_STATE_GVL_BLOCKED, now - split.wait);
-	sampler_record_until(td, split.wait, AGG_STATE_GVL_WAIT, now);
-	pthread_mutex_unlock(&sampler.lock);
-	td->carry += split.running;
-	td->suspended = 0;
+	sampler_bill_release(td, now, td->ractor == 0 && sampler.cfg.aggregate);
 	td->prev = now;
 }
 

@@ -58,7 +58,7 @@ test_expect_success 'a sample added to another still counts as one' '
 '
 
 # The time a thread runs before it lets the GVL go is billed where the
-# ticks find it running, not to the release (sampler_bill_resumed): two
+# ticks find it running, not to the release (sampler_bill_release): two
 # threads handing a Queue back and forth, 20 and 80 us of work a turn.
 # Billed at the release, the work got 1-3% of its time (the rest went to
 # Thread::Queue#pop); now 0.97-1.01 of it.  On one CPU, so that each tick

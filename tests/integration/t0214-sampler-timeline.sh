@@ -51,7 +51,7 @@ test_expect_success 'wall: each thread is accounted for, its summary adds up to 
 '
 
 # Each sample a span where it ends: a thread's runs before it lets the
-# GVL go are billed there as spans of their own (sampler_bill_resumed),
+# GVL go are billed there as spans of their own (sampler_bill_release),
 # so the thread's lane is covered from end to end.  Carried to its next
 # sample instead, as without --timeline, they were clipped away: two
 # threads handing a Queue back and forth had 61-78% of their time drawn.
