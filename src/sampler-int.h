@@ -466,6 +466,11 @@ struct sampler {
 	/* When the timer was started (CLOCK_MONOTONIC ns): a restarted one
 	 * keeps to the ticks it would have had. */
 	_Atomic int64_t timer_anchor;
+	/* The start of the period whose tick the POSIX timer is armed for
+	 * (it is armed for one tick at a time: sampler_tick_at), and the
+	 * seed of the ticks' places in their periods. */
+	_Atomic int64_t timer_grid;
+	uint64_t tick_seed;
 	struct sigaction old_action;
 	int handler_set;
 	pthread_t worker;

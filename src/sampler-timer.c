@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "profile.h"
 #include "sampler-int.h"
 #include "util.h"
 #include "xmalloc.h"
@@ -64,17 +65,55 @@ sampler_period_ns(void)
 	return UTIL_NS_PER_SEC / sampler.cfg.frequency;
 }
 
+/*
+ * The time of the tick of the period that starts at GRID (on the grid of
+ * periods from the timer's start): anywhere in it, at random, so that
+ * each period has one tick but a program that repeats itself every
+ * period (or every few) is not seen at the same point of its turn all
+ * run long.  A hash of GRID, so that the worker and the signal handler
+ * need no generator's state.  With ticks at the start of each period, a
+ * loop paced to a turn a millisecond (0.3 ms of work, then a sleep to
+ * the next whole millisecond: tests/fixtures/paced_loop.rb) was seen at
+ * one point of its turn, one that differed from run to run: in cpu mode
+ * its work got 0-99% of the CPU time it used nearly all of (ten runs;
+ * now 93-96%).  The ticks that came while it slept found no thread to
+ * bill, and where all did, its time went wherever the thread was at the
+ * end.  Loops less neat come near enough: 0.3 ms of work and a sleep of
+ * 0.7 ms, 1.005 ms a turn here (work_and_sleep.rb), billed Kernel#sleep
+ * 84-100% of its CPU time in two runs of three once, for 6% (now 5-7%).
+ */
+static int64_t
+sampler_tick_at(int64_t grid)
+{
+	uint64_t period = (uint64_t)sampler_period_ns();
+
+	return grid + (int64_t)(profile_mix((uint64_t)grid ^ sampler.tick_seed) % period);
+}
+
+/* Arm the POSIX timer for the tick of the period from GRID, once: the
+ * handler arms the next.  Async-signal-safe. */
+static void
+sampler_timer_arm(int64_t grid)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof its);
+	atomic_store(&sampler.timer_grid, grid);
+	its.it_value = sampler_timespec(sampler_tick_at(grid));
+	timer_settime(sampler.timer, TIMER_ABSTIME, &its, NULL);
+}
+
 /* Start (ON) or stop the POSIX timer, leaving timer_state alone. */
 static void
 sampler_timer_settime(int on)
 {
 	struct itimerspec its;
 
-	memset(&its, 0, sizeof its);
 	if (on) {
-		its.it_value = sampler_timespec(sampler_period_ns());
-		its.it_interval = its.it_value;
+		sampler_timer_arm(util_mono_ns() + sampler_period_ns());
+		return;
 	}
+	memset(&its, 0, sizeof its);
 	timer_settime(sampler.timer, 0, &its, NULL);
 }
 
@@ -164,7 +203,6 @@ void
 sampler_timer_resume(void)
 {
 	int paused = SAMPLER_TIMER_PAUSED;
-	struct itimerspec its;
 
 	if (atomic_load(&sampler.timer_state) != SAMPLER_TIMER_PAUSED ||
 	    !atomic_compare_exchange_strong(&sampler.timer_state, &paused, SAMPLER_TIMER_ON))
@@ -173,9 +211,7 @@ sampler_timer_resume(void)
 		sampler_worker_wake();
 		return;
 	}
-	its.it_value = sampler_timespec(sampler_next_tick(util_mono_ns()));
-	its.it_interval = sampler_timespec(sampler_period_ns());
-	timer_settime(sampler.timer, TIMER_ABSTIME, &its, NULL);
+	sampler_timer_arm(sampler_next_tick(util_mono_ns()));
 }
 
 /* Count a tick, note where the GVL holder is, and ask for a sample. */
@@ -193,6 +229,23 @@ sampler_tick(void)
 	sampler_tick_pause();
 }
 
+/* In the timer signal's handler, after a tick: arm the timer for the
+ * next period's tick, unless the tick paused it or it was stopped (a
+ * restart arms it afresh).  Far behind (the machine was busy), it skips
+ * the periods missed, as the worker does. */
+static void
+sampler_timer_rearm(void)
+{
+	int64_t period = sampler_period_ns(), grid = atomic_load(&sampler.timer_grid) + period;
+	int64_t now = util_mono_ns();
+
+	if (atomic_load(&sampler.timer_state) != SAMPLER_TIMER_ON)
+		return;
+	if (now - grid > 10 * period)
+		grid = sampler_next_tick(now);
+	sampler_timer_arm(grid);
+}
+
 /* The timer signal's handler: a tick, or, sent by the worker to a thread
  * of another Ractor (sampler-ractor.c), that thread's request for the
  * job.  Nothing else. */
@@ -207,8 +260,10 @@ sampler_signal_handler(int sig, siginfo_t *si, void *uc)
 		sampler_ractor_signalled();
 	} else {
 		atomic_fetch_add(&sampler.in_tick, 1);
-		if (!atomic_load(&sampler.ticks_off))
+		if (!atomic_load(&sampler.ticks_off)) {
 			sampler_tick();
+			sampler_timer_rearm();
+		}
 		atomic_fetch_sub(&sampler.in_tick, 1);
 	}
 	errno = saved;
@@ -335,7 +390,7 @@ static void *
 sampler_worker_main(void *arg)
 {
 	int64_t period = sampler_period_ns();
-	int64_t next_tick = 0, next_interval = util_mono_ns() + sampler.cfg.interval_ns;
+	int64_t next_tick = 0, tick_at = 0, next_interval = util_mono_ns() + sampler.cfg.interval_ns;
 	int64_t arm_at = sampler.cfg.delay_ns > 0 ? sampler.start_mono + sampler.cfg.delay_ns : 0;
 	int64_t disarm_at = sampler.cfg.duration_ns > 0 ?
 	    sampler.start_mono + sampler.cfg.delay_ns + sampler.cfg.duration_ns : 0;
@@ -386,11 +441,13 @@ sampler_worker_main(void *arg)
 		ticking = !sampler.use_signal && !sampler.cfg.alloc_only &&
 		    atomic_load(&sampler.armed) &&
 		    atomic_load(&sampler.timer_state) == SAMPLER_TIMER_ON;
-		if (ticking && !was_ticking)
+		if (ticking && !was_ticking) {
 			next_tick = sampler_next_tick(now);
+			tick_at = sampler_tick_at(next_tick);
+		}
 		was_ticking = ticking;
 		if (ticking)
-			deadline = next_tick;
+			deadline = tick_at;
 		if (sampler.cfg.interval_ns > 0 && next_interval < deadline)
 			deadline = next_interval;
 		if (arm_at > 0 && arm_at < deadline)
@@ -409,12 +466,13 @@ sampler_worker_main(void *arg)
 		if (sampler.quit)
 			break;
 		now = util_mono_ns();
-		if (ticking && atomic_load(&sampler.armed) && now >= next_tick) {
+		if (ticking && atomic_load(&sampler.armed) && now >= tick_at) {
 			sampler_tick();
 			next_tick += period;
 			/* Far behind (the machine was busy): skip missed ticks. */
 			if (now - next_tick > 10 * period)
 				next_tick = now + period;
+			tick_at = sampler_tick_at(next_tick);
 		}
 		if (arm_at > 0 && now >= arm_at) {
 			atomic_store(&sampler.pending_arm, 1);
@@ -539,6 +597,7 @@ sampler_timer_start(char *err, size_t errlen)
 	struct sigevent sev;
 
 	rb_postponed_job_trigger(sampler.job);
+	sampler.tick_seed = profile_mix((uint64_t)util_mono_ns() ^ (uint64_t)getpid());
 
 	if (sampler.cfg.control_signal > 0) {
 		if (sampler_timer_handler(sampler.cfg.control_signal, sampler_control_handler,
