@@ -198,6 +198,7 @@ sampler_capture_begin(void)
 	sampler.captures[sampler.ncaptures++] = c;
 	pthread_mutex_unlock(&sampler.table_mutex);
 	td->capture = c->id;
+	sampler_tick_labels(td);
 	return c->id;
 }
 
@@ -310,6 +311,7 @@ sampler_capture_end(int id, int (*relabel)(int label_set, void *arg), void *arg,
 	if (c == NULL || c->thread_seq != td->seq)
 		return -1;
 	td->capture = c->parent;
+	sampler_tick_labels(td);
 	c->end_mono = util_mono_ns();
 
 	if (out != NULL) {

@@ -170,6 +170,20 @@ sampler_frames_load(void *dst, const void *src, size_t len)
 	for (i = 0; i < len / sizeof *from; i++)
 		to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
 }
+
+/* Load context EC from ECP, and the holder's labels right before and
+ * right after it into LABELS: the innermost frame and the labels of one
+ * moment where the two agree (the thread sets a label before it enters
+ * the block, and restores it after it has left).  Read a peek apart, a
+ * label around a block of a few microseconds was often read with the
+ * frames of the block as the thread left it. */
+static void
+sampler_frames_load_ec(struct sampler_frames_ec *ec, const void *ecp, uint_fast64_t labels[2])
+{
+	labels[0] = atomic_load(&sampler.holder_labels);
+	sampler_frames_load(ec, ecp, sizeof *ec);
+	labels[1] = atomic_load(&sampler.holder_labels);
+}
 #endif
 
 #if SAMPLER_FRAMES_MIRROR
@@ -443,7 +457,7 @@ static struct {
  */
 int
 sampler_frames_peek(void *vm_thread, const void **ctx, uint_fast64_t gc_gen, int pcs,
-    const void **cfp, struct sampler_chain *chain)
+    const void **cfp, struct sampler_chain *chain, uint_fast64_t labels[2])
 {
 #if SAMPLER_FRAMES_MIRROR
 	/* (Zeroed for the compiler, which cannot tell that the loads fill
@@ -462,7 +476,7 @@ sampler_frames_peek(void *vm_thread, const void **ctx, uint_fast64_t gc_gen, int
 	if (ecp == NULL)
 		return 0;
 	if (!pcs)
-		sampler_frames_load(&ec, ecp, sizeof ec);
+		sampler_frames_load_ec(&ec, ecp, labels);
 	/* The same context on the same VM stack as last time: read after
 	 * the frame pointer, the context's head says so (the current
 	 * context's stack is alive); read before it, only no GC step since
@@ -493,7 +507,7 @@ sampler_frames_peek(void *vm_thread, const void **ctx, uint_fast64_t gc_gen, int
 		sampler_frames_load(win, w0, nwin * sizeof win[0]);
 	}
 	if (pcs)
-		sampler_frames_load(&ec, ecp, sizeof ec);
+		sampler_frames_load_ec(&ec, ecp, labels);
 	if (nvals > 0) {
 		sampler_frames_fence();
 		sampler_frames_load(vals, v0, nvals * sizeof vals[0]);
@@ -504,7 +518,7 @@ sampler_frames_peek(void *vm_thread, const void **ctx, uint_fast64_t gc_gen, int
 		sampler_frames_fence();
 		if (sampler_frames_ec(vm_thread) != ecp) {
 			*ctx = NULL;
-			return sampler_frames_peek(vm_thread, ctx, gc_gen, pcs, cfp, chain);
+			return sampler_frames_peek(vm_thread, ctx, gc_gen, pcs, cfp, chain, labels);
 		}
 	}
 	sampler_frames_last.vm_thread = NULL;

@@ -798,7 +798,7 @@ sampler_job(void *arg)
 	struct sampler_thread *td;
 	int64_t t0, now, upto, end;
 	uint_fast64_t triggers;
-	int timed, changed;
+	int timed, changed, label_set, seen;
 
 	if (!atomic_load(&sampler.armed) || atomic_load(&sampler.building) ||
 	    sampler.forked)
@@ -824,7 +824,7 @@ sampler_job(void *arg)
 	t0 = timed ? util_mono_ns() : 0;
 	sampler_tick_prefetch();
 	if (sampler_frames_mirrored())
-		sampler_tick_holder(td->vm_thread, 1);
+		sampler_tick_holder(td, 1);
 	now = sampler_clock_self(td);
 	/* (Next to the clock's reading: the time since the tick is from
 	 * there, not from after the capture.) */
@@ -843,14 +843,20 @@ sampler_job(void *arg)
 			sampler_tick_seen_me(td);
 			/* A frame noted at the tick ran Ruby code then: no
 			 * compile time to move off a callee. */
-			changed = sampler_tick_cut(td, triggers);
+			changed = sampler_tick_cut(td, triggers, &seen);
 			if (!changed && sampler.ncompile_sites > 0)
 				changed = sampler_drop_compile_callee(td);
 			/* A stack changed (or its line set from the tick's
 			 * pc) is not the capture's: counted as another. */
 			if (changed || sampler.cfg.lines)
 				td->captures++;
+			/* The stack the tick found, under the labels of that
+			 * moment. */
+			label_set = td->label_set;
+			if (seen)
+				td->label_set = sampler_tick_noted_labels(triggers, td);
 			sampler_record_until(td, upto - td->prev + td->carry, AGG_STATE_NORMAL, end);
+			td->label_set = label_set;
 			td->prev = upto;
 			td->carry = 0;
 		}
@@ -1005,8 +1011,7 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	    data->thread == rb_thread_current()))
 		sampler_ractor_holding(td, (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) != 0);
 	else if (td != NULL && sampler_frames_mirrored())
-		sampler_tick_holder(td->vm_thread,
-		    (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) != 0);
+		sampler_tick_holder(td, (event & RUBY_INTERNAL_THREAD_EVENT_RESUMED) != 0);
 	/* The CPU time off the GVL (on the thread: its own clock, read
 	 * without the GVL at SUSPENDED), for sampler_job_elsewhere. */
 	if ((event & (RUBY_INTERNAL_THREAD_EVENT_SUSPENDED | RUBY_INTERNAL_THREAD_EVENT_RESUMED)) &&
@@ -1171,7 +1176,7 @@ sampler_thread_hook(rb_event_flag_t event, VALUE data, VALUE self, ID mid, VALUE
 	 * tick notes it from now on. */
 	if (td == NULL)
 		return;
-	sampler_tick_holder(td->vm_thread, 0);
+	sampler_tick_holder(td, 0);
 	sampler_native_key = 0;
 	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.building)) {
 		/* A thread that ran less than about a period may end before

@@ -466,6 +466,11 @@ struct sampler {
 	/* When the timer was started (CLOCK_MONOTONIC ns): a restarted one
 	 * keeps to the ticks it would have had. */
 	_Atomic int64_t timer_anchor;
+	/* The label set and capture of the GVL holder (packed: label set
+	 * high, capture low) and whose they are (its VM record, 0 while
+	 * they change), for the tick's note (sampler_tick_labels). */
+	atomic_uint_fast64_t holder_labels;
+	atomic_uintptr_t holder_labels_of;
 	/* The start of the period whose tick the POSIX timer is armed for
 	 * (it is armed for one tick at a time: sampler_tick_at), and the
 	 * seed of the ticks' places in their periods. */
@@ -693,8 +698,12 @@ void sampler_resolved_release(int drop);
 /* sampler-tick.c: the frame the GVL holder was in at each tick */
 /* Decide whether ticks are noted in this run (at start). */
 void sampler_tick_init(void);
-/* The thread of VM record VM_THREAD took the GVL (ON) or let it go. */
-void sampler_tick_holder(void *vm_thread, int on);
+/* TD took the GVL (ON) or let it go. */
+void sampler_tick_holder(struct sampler_thread *td, int on);
+/* TD's label set or capture changed (on TD, with the GVL). */
+void sampler_tick_labels(struct sampler_thread *td);
+/* The label set TD had at tick TICK, where noted, else its own now. */
+int sampler_tick_noted_labels(uint_fast64_t tick, const struct sampler_thread *td);
 /* The thread of VM record VM_THREAD switched fibers (on it, with the GVL,
  * in the fiber switched to). */
 void sampler_tick_switched(void *vm_thread);
@@ -716,8 +725,9 @@ int sampler_tick_elsewhere(uint_fast64_t tick, void *vm_thread);
 void sampler_tick_prefetch(void);
 /* Cut TD's captured stack at the frame noted at tick TICK when that is
  * a caller of its leaf, or add the leaf's callee noted there and since
- * returned (in the job); 1 if changed. */
-int sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick);
+ * returned (in the job); 1 if changed; *SEEN: 1 if the stack is the
+ * tick's. */
+int sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick, int *seen);
 /* Remember the frames of TD's captured stack by own iseq. */
 void sampler_tick_seen(struct sampler_thread *td);
 /* Remember the C methods near the top of TD's captured stack (with the
@@ -797,9 +807,11 @@ struct sampler_chain {
  * first, alive, or NULL, and on return the one read; GC_GEN: the GC
  * steps begun so far; PCS: the innermost frame's pc is wanted for its
  * line, at some cost to short C methods), unchecked: 1, or 0 (nothing
- * read).  Async-signal-safe. */
+ * read).  LABELS[0] and [1]: sampler.holder_labels read right before and
+ * right after the context that gives the innermost frame.
+ * Async-signal-safe. */
 int sampler_frames_peek(void *vm_thread, const void **ctx, uint_fast64_t gc_gen, int pcs,
-    const void **cfp, struct sampler_chain *chain);
+    const void **cfp, struct sampler_chain *chain, uint_fast64_t labels[2]);
 /* Whether control frame CFP (current thread, with the GVL) has
  * environment pointer EP. */
 int sampler_frames_has_ep(const void *cfp, uintptr_t ep);

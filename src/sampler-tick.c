@@ -55,6 +55,10 @@ static struct {
 	atomic_uint_fast64_t gc_gen;
 	atomic_int chain_n;
 	atomic_uintptr_t chain[6][SAMPLER_CHAIN];	/* iseq, pc, ep, self, me, me_sure */
+	/* The holder's labels and capture (sampler.holder_labels), and 1 if
+	 * they were read as the holder's. */
+	atomic_uint_fast64_t labels;
+	atomic_int labels_held;
 } sampler_note;
 
 /* The last tick that found no thread holding the GVL. */
@@ -91,11 +95,45 @@ sampler_tick_init(void)
 static void sampler_tick_set_ec(uintptr_t ec);
 static void sampler_tick_unpoke(void);
 
-/* The thread whose VM record is VM_THREAD took the GVL (ON), or let it
- * go (only if it is the one noted as holding it). */
-void
-sampler_tick_holder(void *vm_thread, int on)
+/*
+ * Publish TD's label set and capture as the GVL holder's, for the ticks
+ * to note with its frame (on TD, with the GVL: one writer at a time).
+ * The job bills the time up to the tick to the stack the tick found,
+ * and, with these, under the labels of that moment, not the job's (see
+ * sampler_tick_noted_labels).  Whose they are is cleared while they
+ * change; a record's address may be a new thread's, so a thread that
+ * takes the GVL publishes its own before it is the holder.
+ */
+static void
+sampler_tick_publish(const struct sampler_thread *td)
 {
+	uint_fast64_t v = (uint_fast64_t)(uint32_t)td->label_set << 32 | (uint32_t)td->capture;
+	uintptr_t mine = (uintptr_t)td->vm_thread;
+
+	if (atomic_load_explicit(&sampler.holder_labels_of, memory_order_relaxed) == mine &&
+	    atomic_load_explicit(&sampler.holder_labels, memory_order_relaxed) == v)
+		return;
+	atomic_store(&sampler.holder_labels_of, (uintptr_t)0);
+	atomic_store(&sampler.holder_labels, v);
+	atomic_store(&sampler.holder_labels_of, mine);
+}
+
+/* TD's label set or capture changed: publish them if TD holds the GVL. */
+void
+sampler_tick_labels(struct sampler_thread *td)
+{
+	uintptr_t mine = (uintptr_t)td->vm_thread;
+
+	if (mine != 0 && atomic_load_explicit(&sampler.gvl_holder, memory_order_relaxed) == mine)
+		sampler_tick_publish(td);
+}
+
+/* TD took the GVL (ON), or let it go (only if it is the one noted as
+ * holding it). */
+void
+sampler_tick_holder(struct sampler_thread *td, int on)
+{
+	void *vm_thread = td->vm_thread;
 	uintptr_t mine = (uintptr_t)vm_thread;
 
 	if (vm_thread == NULL)
@@ -105,6 +143,7 @@ sampler_tick_holder(void *vm_thread, int on)
 			sampler_tick_unpoke();
 		return;
 	}
+	sampler_tick_publish(td);
 	/* Read first: a store takes the line from the worker, which reads
 	 * it at every tick. */
 	if (atomic_load_explicit(&sampler.gvl_holder, memory_order_relaxed) != mine)
@@ -211,10 +250,11 @@ sampler_tick_note(uint_fast64_t tick)
 {
 	uintptr_t holder, ec;
 	const void *cfp, *ctx;
-	uint_fast64_t gc_gen;
+	uint_fast64_t gc_gen, labels = 0, two[2] = { 0, 0 };
+	uintptr_t labels_of;
 	struct sampler_chain chain;
 	int64_t mono;
-	int i, r;
+	int i, r, labels_held = 0;
 
 	if (!sampler_frames_mirrored())
 		return;
@@ -239,8 +279,15 @@ sampler_tick_note(uint_fast64_t tick)
 		 * fibers since, the one it runs now is poked from here on (not
 		 * if the holder has cleared or set it meanwhile). */
 		ctx = (const void *)ec;
+		/* The labels as the holder's own (whose they are read before
+		 * and after them), read with the innermost frame: where they
+		 * changed meanwhile, the frame may be of either set. */
+		labels_of = atomic_load(&sampler.holder_labels_of);
 		r = sampler_frames_peek((void *)holder, &ctx, gc_gen, sampler.cfg.lines,
-		    &cfp, &chain);
+		    &cfp, &chain, two);
+		labels = two[1];
+		labels_held = labels_of == holder && two[0] == two[1] &&
+		    atomic_load(&sampler.holder_labels_of) == holder;
 		if (r != 0 && (uintptr_t)ctx != ec)
 			atomic_compare_exchange_strong(&sampler.holder_ec, &ec, (uintptr_t)ctx);
 	}
@@ -252,6 +299,8 @@ sampler_tick_note(uint_fast64_t tick)
 	atomic_store_explicit(&sampler_note.cfp, (uintptr_t)cfp, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.gc_gen, gc_gen, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.chain_n, chain.n, memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.labels, labels, memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.labels_held, labels_held, memory_order_relaxed);
 	for (i = 0; i < chain.n; i++) {
 		atomic_store_explicit(&sampler_note.chain[0][i], chain.iseq[i], memory_order_relaxed);
 		atomic_store_explicit(&sampler_note.chain[1][i], chain.pc[i], memory_order_relaxed);
@@ -313,6 +362,36 @@ sampler_tick_mono(uint_fast64_t tick, void *vm_thread)
 	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
 	mono = atomic_load_explicit(&sampler_note.mono, memory_order_relaxed);
 	return sampler_tick_note_held(before, th, vm_thread) ? mono : 0;
+}
+
+/*
+ * The label set to bill the time up to tick TICK under, for TD (in the
+ * job): the one TD had at the tick, where the tick noted it and TD is in
+ * the same capture still; else TD's now.  Where a label changed between
+ * the tick and the job, the stack the tick found went with the labels of
+ * the job's moment: a label around 5 us of each turn of a loop left
+ * 15-22% of the labelled part's time without it (label_turns.rb; 0-1%
+ * now, with the labels read beside the frame, sampler_frames_load_ec).
+ * Within one capture only: the
+ * label sets of a capture that ends are renamed (sampler_capture_end),
+ * and one read before may be of one that has since.
+ */
+int
+sampler_tick_noted_labels(uint_fast64_t tick, const struct sampler_thread *td)
+{
+	uint_fast64_t before = sampler_tick_note_open(tick), labels;
+	uintptr_t th;
+	int held;
+
+	if (before == 0)
+		return td->label_set;
+	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
+	labels = atomic_load_explicit(&sampler_note.labels, memory_order_relaxed);
+	held = atomic_load_explicit(&sampler_note.labels_held, memory_order_relaxed);
+	if (!sampler_tick_note_held(before, th, td->vm_thread) || !held ||
+	    (int)(uint32_t)labels != td->capture)
+		return td->label_set;
+	return (int)(uint32_t)(labels >> 32);
 }
 
 /*
@@ -993,6 +1072,37 @@ sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
 	return sampler_tick_put_c(td, j, frame);
 }
 
+/* sampler_tick_cut for a Ruby frame noted. */
+static int
+sampler_tick_cut_iseq(struct sampler_thread *td, const struct sampler_noted *noted, int *seen)
+{
+	uintptr_t leaf;
+	int j;
+
+	leaf = sampler_tick_cfp(td, 0);
+	if (leaf == noted->cfp) {
+		/* The common case: still in the frame noted. */
+		if ((uintptr_t)td->own[0] == noted->iseq) {
+			sampler_tick_line(td, 0, noted);
+			*seen = 1;
+			return 0;
+		}
+		/* Another frame in its slot: the frame noted has returned or
+		 * raised, and its caller pushed the next (a rescue clause, where
+		 * Kernel#Integer raised). */
+		return sampler_tick_chain(td, noted);
+	}
+	if (leaf != 0 && leaf > noted->cfp)
+		return sampler_tick_regrow(td, noted) || sampler_tick_chain(td, noted);
+	j = sampler_tick_index(td, noted->cfp);
+	if (j <= 0 || sampler_tick_cfp(td, j) != noted->cfp ||
+	    (uintptr_t)td->own[j] != noted->iseq)
+		return sampler_tick_chain(td, noted);
+	td->top = j;	/* no frame is moved: the record starts there */
+	sampler_tick_line(td, j, noted);
+	return 1;
+}
+
 /*
  * In the job: cut TD's captured stack at the Ruby frame the thread was in
  * when tick TICK fired, when that frame is now a caller of the one the
@@ -1009,39 +1119,21 @@ sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
  * last one it saved).  A C frame noted is sampler_tick_cut_c's.  1 if
  * changed; where the noted frame is the leaf, or is gone otherwise, or
  * the control frames could not be paired with TD's stack, the stack
- * stays.
+ * stays.  *SEEN: 1 where the stack left is the one the tick found (cut
+ * or grown to it, or still in the Ruby frame noted), else 0.
  */
 int
-sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick)
+sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick, int *seen)
 {
 	struct sampler_noted noted;
-	uintptr_t leaf;
-	int j;
+	int changed;
 
+	*seen = 0;
 	if (!sampler_frames_mirrored() || td->depth < 1 ||
 	    !sampler_tick_noted(tick, td->vm_thread, &noted))
 		return 0;
-	if (noted.iseq == 0)
-		return sampler_tick_cut_c(td, &noted);
-	leaf = sampler_tick_cfp(td, 0);
-	if (leaf == noted.cfp) {
-		/* The common case: still in the frame noted. */
-		if ((uintptr_t)td->own[0] == noted.iseq) {
-			sampler_tick_line(td, 0, &noted);
-			return 0;
-		}
-		/* Another frame in its slot: the frame noted has returned or
-		 * raised, and its caller pushed the next (a rescue clause, where
-		 * Kernel#Integer raised). */
-		return sampler_tick_chain(td, &noted);
-	}
-	if (leaf != 0 && leaf > noted.cfp)
-		return sampler_tick_regrow(td, &noted) || sampler_tick_chain(td, &noted);
-	j = sampler_tick_index(td, noted.cfp);
-	if (j <= 0 || sampler_tick_cfp(td, j) != noted.cfp ||
-	    (uintptr_t)td->own[j] != noted.iseq)
-		return sampler_tick_chain(td, &noted);
-	td->top = j;	/* no frame is moved: the record starts there */
-	sampler_tick_line(td, j, &noted);
-	return 1;
+	changed = noted.iseq == 0 ? sampler_tick_cut_c(td, &noted) :
+	    sampler_tick_cut_iseq(td, &noted, seen);
+	*seen |= changed;
+	return changed;
 }

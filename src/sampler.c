@@ -46,7 +46,7 @@ sampler_arm(int on)
 		sampler_read_clock(CLOCK_PROCESS_CPUTIME_ID, &sampler.proc_cpu_at);
 		sampler_reset_baselines();
 		if (sampler_frames_mirrored() && (td = sampler_thread_current()) != NULL)
-			sampler_tick_holder(td->vm_thread, 1);
+			sampler_tick_holder(td, 1);
 		atomic_store(&sampler.armed, 1);
 		if (!sampler.cfg.alloc_only)	/* -m alloc: no timer */
 			sampler_timer_set(1);
@@ -381,6 +381,7 @@ sampler_set_label_set(int id)
 		sampler_bill_now();
 	}
 	td->label_set = id;
+	sampler_tick_labels(td);
 }
 
 /* The control job (with the GVL): arm or disarm on --delay/--duration,
