@@ -172,12 +172,19 @@ test_expect_success 'C frames called from C keep their time from the block they 
 # build reads 6-11% and 1-6% (13 runs here), and a CI run of the 3.3
 # build read 9% and 6%: inspect is held to 5% and to more than
 # initialize, which all of those keep and both ways it went wrong miss.
+# The medians of three runs: one in the ASan build read 5% and 5% in a
+# local CI run (6-10% and 2-6% in six runs right after).
 test_expect_success 'C methods one instruction calls in turn keep their own time' '
-	"$RPERF" record -q -o cr.folded "$FIXTURES/self_time_c.rb" 1 raise &&
-	insp=$(share_pct cr.folded Object#raise_loop String#inspect) &&
-	init=$(share_pct cr.folded Object#raise_loop Exception#initialize) &&
-	echo "inspect $insp% initialize $init%" &&
-	num_ge "$insp" 5 && test "$insp" -gt "$init"
+	: >crs &&
+	for i in 1 2 3; do
+		"$RPERF" record -q -o cr.folded "$FIXTURES/self_time_c.rb" 1 raise &&
+		insp=$(share_pct cr.folded Object#raise_loop String#inspect) &&
+		init=$(share_pct cr.folded Object#raise_loop Exception#initialize) &&
+		echo "$insp $((insp - init))" >>crs || exit 1
+	done &&
+	echo "inspect, and its lead over initialize (%): $(tr "\n" " " <crs)" &&
+	num_ge "$(sort -n -k1,1 crs | sed -n 2p | cut -d" " -f1)" 5 &&
+	test "$(sort -n -k2,2 crs | sed -n 2p | cut -d" " -f2)" -gt 0
 '
 
 # The same loop with a switch to another fiber every 20 turns, as a CSV
