@@ -250,7 +250,7 @@ sampler_tick_note(uint_fast64_t tick)
 {
 	uintptr_t holder, ec;
 	const void *cfp, *ctx;
-	uint_fast64_t gc_gen, labels = 0, two[2] = { 0, 0 };
+	uint_fast64_t gc_gen, labels[2] = { 0, 0 };
 	uintptr_t labels_of;
 	struct sampler_chain chain;
 	int64_t mono;
@@ -284,9 +284,8 @@ sampler_tick_note(uint_fast64_t tick)
 		 * changed meanwhile, the frame may be of either set. */
 		labels_of = atomic_load(&sampler.holder_labels_of);
 		r = sampler_frames_peek((void *)holder, &ctx, gc_gen, sampler.cfg.lines,
-		    &cfp, &chain, two);
-		labels = two[1];
-		labels_held = labels_of == holder && two[0] == two[1] &&
+		    &cfp, &chain, labels);
+		labels_held = labels_of == holder && labels[0] == labels[1] &&
 		    atomic_load(&sampler.holder_labels_of) == holder;
 		if (r != 0 && (uintptr_t)ctx != ec)
 			atomic_compare_exchange_strong(&sampler.holder_ec, &ec, (uintptr_t)ctx);
@@ -299,7 +298,7 @@ sampler_tick_note(uint_fast64_t tick)
 	atomic_store_explicit(&sampler_note.cfp, (uintptr_t)cfp, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.gc_gen, gc_gen, memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.chain_n, chain.n, memory_order_relaxed);
-	atomic_store_explicit(&sampler_note.labels, labels, memory_order_relaxed);
+	atomic_store_explicit(&sampler_note.labels, labels[1], memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.labels_held, labels_held, memory_order_relaxed);
 	for (i = 0; i < chain.n; i++) {
 		atomic_store_explicit(&sampler_note.chain[0][i], chain.iseq[i], memory_order_relaxed);
@@ -372,9 +371,9 @@ sampler_tick_mono(uint_fast64_t tick, void *vm_thread)
  * the job's moment: a label around 5 us of each turn of a loop left
  * 15-22% of the labelled part's time without it (label_turns.rb; 0-1%
  * now, with the labels read beside the frame, sampler_frames_load_ec).
- * Within one capture only: the
- * label sets of a capture that ends are renamed (sampler_capture_end),
- * and one read before may be of one that has since.
+ * Within one capture only: the label sets of a capture that ends are
+ * renamed (sampler_capture_end), and one read before may be of one that
+ * has since.
  */
 int
 sampler_tick_noted_labels(uint_fast64_t tick, const struct sampler_thread *td)

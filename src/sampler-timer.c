@@ -103,14 +103,17 @@ sampler_timer_arm(int64_t grid)
 	timer_settime(sampler.timer, TIMER_ABSTIME, &its, NULL);
 }
 
-/* Start (ON) or stop the POSIX timer, leaving timer_state alone. */
+static int64_t sampler_next_tick(int64_t now);
+
+/* Start (ON) or stop the POSIX timer, leaving timer_state alone: on the
+ * grid of periods from the anchor sampler_timer_set has just set. */
 static void
 sampler_timer_settime(int on)
 {
 	struct itimerspec its;
 
 	if (on) {
-		sampler_timer_arm(util_mono_ns() + sampler_period_ns());
+		sampler_timer_arm(sampler_next_tick(util_mono_ns()));
 		return;
 	}
 	memset(&its, 0, sizeof its);
