@@ -169,6 +169,13 @@ near_clock() {
 		exit 1 }'
 }
 
+# The median of the three numbers in column $2 (1 if not given; columns
+# split by single spaces) of the three lines of file $1: the accuracy
+# checks that a single run on a busy machine once failed take it.
+median3() {
+	sort -n -k"${2:-1},${2:-1}" "$1" | sed -n 2p | cut -d" " -f"${2:-1}"
+}
+
 # A >= B (numbers).
 num_ge() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (a + 0 >= b + 0) exit 0; printf "%s < %s\n", a, b > "/dev/stderr"; exit 1 }'
