@@ -472,9 +472,11 @@ sampler_worker_main(void *arg)
 		if (ticking && atomic_load(&sampler.armed) && now >= tick_at) {
 			sampler_tick();
 			next_tick += period;
-			/* Far behind (the machine was busy): skip missed ticks. */
+			/* Far behind (the machine was busy): skip the missed
+			 * periods, to the next on the grid, as the signal's
+			 * rearm does. */
 			if (now - next_tick > 10 * period)
-				next_tick = now + period;
+				next_tick = sampler_next_tick(now);
 			tick_at = sampler_tick_at(next_tick);
 		}
 		if (arm_at > 0 && now >= arm_at) {
