@@ -137,6 +137,7 @@
 #define SAMPLER_SEEN_MIN	64
 #define SAMPLER_SEEN_MAX	1024
 #define SAMPLER_SEEN_GROW	32
+#define SAMPLER_SEEN_WAYS	4
 /* Threads numbered each its own in a run; later ones may take the number
  * of one that ended (sampler_thread_create). */
 #define SAMPLER_THREAD_KEYS	1000
@@ -200,11 +201,16 @@ struct sampler_frames_print {
 };
 
 /*
- * A thread's caches of the frames its jobs have seen, each direct-mapped
- * and marked (sampler_mark), for the frames a tick noted and the job
- * finds gone (sampler_tick_cut).  Allocated apart from the thread's
- * record, by its first job, so that a thread never sampled (a short
- * request's) pays nothing for them, with SAMPLER_SEEN_MIN slots each;
+ * A thread's caches of the frames its jobs have seen, each in sets of
+ * SAMPLER_SEEN_WAYS slots, and marked (sampler_mark), for the frames a
+ * tick noted and the job finds gone (sampler_tick_cut).  (Direct-mapped,
+ * as they were, a load and dump of YAML (bench/accuracy/libs.rb yaml)
+ * found the frame a tick needed lost to another in its slot on 3-6% of
+ * its 2,400 ticks, each billed to the job's own stack; in sets of four,
+ * about 2%.)  Allocated apart
+ * from the thread's record, by its first job, so that a thread never
+ * sampled (a short request's) pays nothing for them, with
+ * SAMPLER_SEEN_MIN slots each;
  * grown to SAMPLER_SEEN_MAX once SAMPLER_SEEN_GROW lookups have found
  * another frame's entry where they looked (sampler_tick_grow).  A
  * program's working set of call sites can be much larger than the
@@ -220,6 +226,7 @@ struct sampler_frames_print {
 struct sampler_seen_cache {
 	unsigned n;		/* slots in each, a power of two */
 	unsigned collisions;	/* lookups that found another's entry */
+	unsigned turn;		/* the slot of a full set taken next */
 	/* The frame VALUE and line last seen for an own iseq: what a Ruby
 	 * frame gone by the job was. */
 	struct sampler_seen {
@@ -786,8 +793,12 @@ int sampler_frames_mirrored(void);
  * frame's pc if PCS; 1, or 0 (not known). */
 int sampler_frames_print(void *vm_thread, int pcs, struct sampler_frames_print *p);
 /* The innermost control frames a tick notes, from the innermost up
- * (sampler_frames_peek, sampler_tick_chain). */
-#define SAMPLER_CHAIN	4
+ * (sampler_frames_peek, sampler_tick_chain).  The thread runs on for the
+ * microseconds the worker reads and its job comes: with four, in
+ * Psych's load and dump (bench/accuracy/libs.rb yaml, two CPUs), none of
+ * them was still on the stack at the job for 6-10% of the ticks, each
+ * billed to the job's own stack; with eight, 1.5-3.5%. */
+#define SAMPLER_CHAIN	8
 struct sampler_chain {
 	int n;
 	/* Each frame's iseq word (0 for a C method's, an ifunc for a C

@@ -520,53 +520,113 @@ sampler_tick_cache(struct sampler_thread *td)
 	return td->seen;
 }
 
-/* The slot indexes of own iseq OWN, call site SITE and method entry ME in
- * caches of N slots. */
+/* The hashes of own iseq OWN, call site SITE and method entry ME, whose
+ * low bits pick a set of SAMPLER_SEEN_WAYS slots. */
 static unsigned
-sampler_tick_hash(VALUE own, unsigned n)
+sampler_tick_hash(VALUE own)
 {
-	return (unsigned)(own >> 4 ^ own >> 10) & (n - 1);
+	return (unsigned)(own >> 4 ^ own >> 10 ^ own >> 19);
 }
 
 static unsigned
-sampler_tick_hash_c(const VALUE *site, unsigned n)
+sampler_tick_hash_c(const VALUE *site)
 {
 	uintptr_t a = (uintptr_t)site;
 
-	return (unsigned)(a >> 3 ^ a >> 11) & (n - 1);
+	return (unsigned)(a >> 3 ^ a >> 11 ^ a >> 19);
 }
 
 static unsigned
-sampler_tick_hash_me(VALUE me, unsigned n)
+sampler_tick_hash_me(VALUE me)
 {
-	return (unsigned)(me >> 4 ^ me >> 12) & (n - 1);
+	return (unsigned)(me >> 4 ^ me >> 12 ^ me >> 19);
 }
 
-/* The slot of TD's cache of frames seen for own iseq OWN. */
+/* The first slot of the set of hash H in caches of N slots. */
+static unsigned
+sampler_tick_set(unsigned h, unsigned n)
+{
+	return (h & (n / SAMPLER_SEEN_WAYS - 1)) * SAMPLER_SEEN_WAYS;
+}
+
+/* The slot of a full set of caches C that a new entry takes: each in
+ * turn, so that two entries of one set that a program uses in turn do
+ * not keep taking one slot from each other. */
+static unsigned
+sampler_tick_victim(struct sampler_seen_cache *c)
+{
+	return c->turn++ & (SAMPLER_SEEN_WAYS - 1);
+}
+
+/* In caches C: the slot of own iseq OWN, or else a free one of its set,
+ * or else the one of the set a new entry takes. */
+static struct sampler_seen *
+sampler_tick_find(struct sampler_seen_cache *c, VALUE own)
+{
+	unsigned h = sampler_tick_hash(own), i;
+	struct sampler_seen *set = &c->frames[sampler_tick_set(h, c->n)], *free = NULL;
+
+	for (i = 0; i < SAMPLER_SEEN_WAYS; i++) {
+		if (set[i].own == own)
+			return &set[i];
+		if (set[i].own == 0 && free == NULL)
+			free = &set[i];
+	}
+	return free != NULL ? free : &set[sampler_tick_victim(c)];
+}
+
+/* The same for call site SITE. */
+static struct sampler_seen_c *
+sampler_tick_find_c(struct sampler_seen_cache *c, const VALUE *site)
+{
+	unsigned h = sampler_tick_hash_c(site), i;
+	struct sampler_seen_c *set = &c->c[sampler_tick_set(h, c->n)], *free = NULL;
+
+	for (i = 0; i < SAMPLER_SEEN_WAYS; i++) {
+		if (set[i].site == site)
+			return &set[i];
+		if (set[i].site == NULL && free == NULL)
+			free = &set[i];
+	}
+	return free != NULL ? free : &set[sampler_tick_victim(c)];
+}
+
+/* The same for method entry ME. */
+static VALUE *
+sampler_tick_find_me(struct sampler_seen_cache *c, VALUE me)
+{
+	unsigned h = sampler_tick_hash_me(me), i;
+	VALUE *set = &c->me[sampler_tick_set(h, c->n)], *free = NULL;
+
+	for (i = 0; i < SAMPLER_SEEN_WAYS; i++) {
+		if (set[i] == me)
+			return &set[i];
+		if (set[i] == 0 && free == NULL)
+			free = &set[i];
+	}
+	return free != NULL ? free : &set[sampler_tick_victim(c)];
+}
+
+/* The slot of TD's cache of frames seen for own iseq OWN: its entry, or
+ * where one for it would go. */
 static struct sampler_seen *
 sampler_tick_slot(struct sampler_thread *td, VALUE own)
 {
-	struct sampler_seen_cache *c = sampler_tick_cache(td);
-
-	return &c->frames[sampler_tick_hash(own, c->n)];
+	return sampler_tick_find(sampler_tick_cache(td), own);
 }
 
 /* The slot of TD's cache of C methods seen for call site SITE. */
 static struct sampler_seen_c *
 sampler_tick_slot_c(struct sampler_thread *td, const VALUE *site)
 {
-	struct sampler_seen_cache *c = sampler_tick_cache(td);
-
-	return &c->c[sampler_tick_hash_c(site, c->n)];
+	return sampler_tick_find_c(sampler_tick_cache(td), site);
 }
 
 /* The slot of TD's cache of C methods' entries for entry ME. */
 static VALUE *
 sampler_tick_slot_me(struct sampler_thread *td, VALUE me)
 {
-	struct sampler_seen_cache *c = sampler_tick_cache(td);
-
-	return &c->me[sampler_tick_hash_me(me, c->n)];
+	return sampler_tick_find_me(sampler_tick_cache(td), me);
 }
 
 /* A lookup in TD's caches found OTHER, another frame's entry (0: none),
@@ -596,11 +656,11 @@ sampler_tick_grow(struct sampler_thread *td)
 	c = sampler_tick_cache_new(SAMPLER_SEEN_MAX);
 	for (i = 0; i < old->n; i++) {
 		if (old->frames[i].own != 0)
-			c->frames[sampler_tick_hash(old->frames[i].own, c->n)] = old->frames[i];
+			*sampler_tick_find(c, old->frames[i].own) = old->frames[i];
 		if (old->c[i].site != NULL)
-			c->c[sampler_tick_hash_c(old->c[i].site, c->n)] = old->c[i];
+			*sampler_tick_find_c(c, old->c[i].site) = old->c[i];
 		if (old->me[i] != 0)
-			c->me[sampler_tick_hash_me(old->me[i], c->n)] = old->me[i];
+			*sampler_tick_find_me(c, old->me[i]) = old->me[i];
 	}
 	td->seen = c;
 	free(old);

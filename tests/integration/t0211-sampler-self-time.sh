@@ -278,6 +278,24 @@ test_expect_success 'a loop paced to the sampling period is seen all through its
 		END { exit bad }" paced
 '
 
+# A short C method under six one-line methods, called once a turn from a
+# loop (deep_short.rb): the thread is out of all seven a microsecond
+# later, and the job finds the loop alone.  It pairs the frames the tick
+# noted with its own stack by the outermost of them still there: with
+# four noted, Object#top read 0.63-0.75 of its timed share (the rest
+# went to the loop); with eight, 0.89-0.95.
+test_expect_success 'a short call under a chain of short methods keeps its time' '
+	: >deep &&
+	for i in 1 2 3; do
+		"$RPERF" record -q -o ds.folded "$FIXTURES/deep_short.rb" 1.5 dstruth &&
+		grep -v "^(ruby boot)" ds.folded | awk -v t="$(cut -d" " -f2 dstruth)" "
+			{ a += \$NF } /;Object#top;|;Object#top / { w += \$NF }
+			END { printf \"%.2f %.1f %.1f\\n\", w / a * 100 / t, 100 * w / a, t }" >>deep || exit 1
+	done &&
+	cat deep &&
+	num_ge "$(median3 deep)" 0.8
+'
+
 # The other side of it: Zlib.deflate compresses without the GVL, and a
 # tick then finds none holding it; the CPU time spent so is billed where
 # the thread wakes up, in the deflate (truth 96% of the loop: 96% before
