@@ -651,6 +651,19 @@ sampler_frames_me_fits(VALUE me, VALUE self)
 #endif
 }
 
+int
+sampler_frames_me_of_class(VALUE me)
+{
+#if SAMPLER_FRAMES_MIRROR
+	VALUE owner = ((const VALUE *)me)[SAMPLER_FRAMES_ME_OWNER];
+
+	return !RB_SPECIAL_CONST_P(owner) && RB_BUILTIN_TYPE(owner) == RUBY_T_CLASS;
+#else
+	(void)me;
+	return 0;
+#endif
+}
+
 /* Whether control frame CFP of the current thread (with the GVL) has
  * environment pointer EP. */
 int

@@ -833,6 +833,9 @@ int sampler_frames_is_me(VALUE me);
  * a C frame whose receiver was SELF, read with the frame, no GC step
  * since: SELF is a kind of the method's owner (with the GVL). */
 int sampler_frames_me_fits(VALUE me, VALUE self);
+/* Whether the method entry ME (sampler_frames_is_me) is a class's own,
+ * not a module's (with the GVL). */
+int sampler_frames_me_of_class(VALUE me);
 /* Whether control frame CFP (current thread, with the GVL) is the one
  * sampler_frames_peek told apart by IDENT. */
 int sampler_frames_is(const void *cfp, const uintptr_t ident[2]);

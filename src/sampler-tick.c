@@ -905,13 +905,40 @@ sampler_tick_site(struct sampler_thread *td, VALUE me, uintptr_t site, uintptr_t
 	return 0;
 }
 
+/*
+ * The frame of a C method whose entry ME the worker read but was not
+ * sure of (see sampler_frames_peek), where neither a sure entry nor its
+ * call site told it, in the job: ME, if no GC step has run since (it is
+ * still an object), it is a method entry of a class, not of a module
+ * (Kernel's methods, which every receiver has), and SELF, the receiver
+ * read with the frame, is a kind of that class; else 0.  An entry read
+ * late is the frame's own or that of a later call at the same depth:
+ * here, of one to a method the same receiver has.  Short C methods are
+ * read so most often: String#match?, a tenth of Psych's load and dump
+ * (bench/accuracy/libs.rb yaml), one tick in eight that found the thread
+ * in it billed to a caller, or to the job's stack, for want of a name.
+ * Not learnt for the call site.
+ */
+static VALUE
+sampler_tick_unsure(const struct sampler_noted *n, VALUE me, int sure, VALUE self)
+{
+	if (me == 0 || sure || n->gc_gen != atomic_load(&sampler.gc_gen) ||
+	    !sampler_frames_is_me(me) || !sampler_frames_me_of_class(me) ||
+	    !sampler_frames_me_fits(me, self))
+		return 0;
+	return me;
+}
+
 /* The frame of the C method noted in N, called by a Ruby frame (whose
  * iseq, read after the GC steps were counted, is alive if none ran). */
 static VALUE
 sampler_tick_c_frame(struct sampler_thread *td, const struct sampler_noted *n)
 {
-	return sampler_tick_site(td, sampler_tick_me(td, n), n->caller_pc, n->parent,
+	VALUE frame = sampler_tick_site(td, sampler_tick_me(td, n), n->caller_pc, n->parent,
 	    n->me_sure && n->gc_gen == atomic_load(&sampler.gc_gen));
+
+	return frame != 0 ? frame :
+	    sampler_tick_unsure(n, (VALUE)n->me, n->me_sure, (VALUE)n->ident[1]);
 }
 
 /* Put the C method FRAME on TD's captured stack as the callee of entry
@@ -1037,6 +1064,9 @@ sampler_tick_chain(struct sampler_thread *td, const struct sampler_noted *n)
 			if (c->pc[i + 1] != 0)
 				me = sampler_tick_site(td, me, c->pc[i + 1], c->iseq[i + 1],
 				    c->me_sure[i]);
+			if (me == 0)
+				me = sampler_tick_unsure(n, (VALUE)c->me[i], c->me_sure[i],
+				    (VALUE)c->self[i]);
 			if (me == 0)
 				return 0;
 			frames[m] = me;
