@@ -651,6 +651,18 @@ sampler_frames_me_fits(VALUE me, VALUE self)
 #endif
 }
 
+/* Ruby's own test of whether a word is a slot of its object heap
+ * (exported by libruby 3.4, not declared in its headers; weak, so that
+ * a libruby without it leaves it null). */
+extern int rb_gc_pointer_to_heap_p(VALUE obj) __attribute__((weak));
+
+int
+sampler_frames_in_heap(VALUE v)
+{
+	return rb_gc_pointer_to_heap_p != NULL && !RB_SPECIAL_CONST_P(v) &&
+	    rb_gc_pointer_to_heap_p(v);
+}
+
 int
 sampler_frames_me_of_class(VALUE me)
 {

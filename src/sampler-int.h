@@ -833,6 +833,10 @@ int sampler_frames_is_me(VALUE me);
  * a C frame whose receiver was SELF, read with the frame, no GC step
  * since: SELF is a kind of the method's owner (with the GVL). */
 int sampler_frames_me_fits(VALUE me, VALUE self);
+/* Whether V, any word, is a slot of Ruby's object heap (with the GVL):
+ * one that may be read as an object's header.  0 where libruby cannot
+ * tell (Ruby 3.3). */
+int sampler_frames_in_heap(VALUE v);
 /* Whether the method entry ME (sampler_frames_is_me) is a class's own,
  * not a module's (with the GVL). */
 int sampler_frames_me_of_class(VALUE me);

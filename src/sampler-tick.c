@@ -908,23 +908,26 @@ sampler_tick_site(struct sampler_thread *td, VALUE me, uintptr_t site, uintptr_t
 /*
  * The frame of a C method whose entry ME the worker read but was not
  * sure of (see sampler_frames_peek), where neither a sure entry nor its
- * call site told it, in the job: ME, if no GC step has run since (it is
- * still an object), it is a method entry of a class, not of a module
- * (Kernel's methods, which every receiver has), and SELF, the receiver
- * read with the frame, is a kind of that class; else 0.  An entry read
- * late is the frame's own or that of a later call at the same depth:
- * here, of one to a method the same receiver has.  Short C methods are
- * read so most often: String#match?, a tenth of Psych's load and dump
- * (bench/accuracy/libs.rb yaml), one tick in eight that found the thread
- * in it billed to a caller, or to the job's stack, for want of a name.
- * Not learnt for the call site.
+ * call site told it, in the job: ME, if no GC step has run since, it is
+ * a slot of the object heap (a word read in a frame the thread was
+ * writing may be an older one, of an object long freed: a sure entry
+ * was read twice alike, this one was not), it is a method entry of a
+ * class, not of a module (Kernel's methods, which every receiver has),
+ * and SELF, the receiver read with the frame, is a kind of that class;
+ * else 0.  An entry read late is the frame's own or that of a later
+ * call at the same depth: here, of one to a method the same receiver
+ * has.  Short C methods are read so most often: String#match?, a tenth
+ * of Psych's load and dump (bench/accuracy/libs.rb yaml), one tick in
+ * eight that found the thread in it billed to a caller, or to the job's
+ * stack, for want of a name.  Not learnt for the call site.  Not on a
+ * libruby that cannot tell heap slots (sampler_frames_in_heap).
  */
 static VALUE
 sampler_tick_unsure(const struct sampler_noted *n, VALUE me, int sure, VALUE self)
 {
 	if (me == 0 || sure || n->gc_gen != atomic_load(&sampler.gc_gen) ||
-	    !sampler_frames_is_me(me) || !sampler_frames_me_of_class(me) ||
-	    !sampler_frames_me_fits(me, self))
+	    !sampler_frames_in_heap(me) || !sampler_frames_is_me(me) ||
+	    !sampler_frames_me_of_class(me) || !sampler_frames_me_fits(me, self))
 		return 0;
 	return me;
 }
