@@ -562,11 +562,22 @@ sampler_frames_peek(void *vm_thread, const void **ctx, uint_fast64_t gc_gen, int
 		chain->me_sure[i] = 1;
 		/* (The slot's address is made only for an ep inside the
 		 * stack: what was read may be any word, a null one too.) */
-		if (f[i].pc != NULL || (uintptr_t)f[i].ep % sizeof(VALUE) != 0 ||
+		if ((uintptr_t)f[i].ep % sizeof(VALUE) != 0 ||
 		    (uintptr_t)f[i].ep < (uintptr_t)(ec.vm_stack - SAMPLER_FRAMES_ENV_ME) ||
 		    (uintptr_t)f[i].ep > (uintptr_t)end)
 			continue;
 		slot = f[i].ep + SAMPLER_FRAMES_ENV_ME;
+		/* A Ruby frame's: a method's own frame has its method entry
+		 * there, by which the job can name it when it is gone and no
+		 * job has seen it (sampler_tick_method); never sure. */
+		if (f[i].pc != NULL) {
+			inval = inwin && slot >= v0 && slot < v0 + nvals;
+			chain->me[i] = inval ? vals[slot - v0] : __atomic_load_n(slot, __ATOMIC_RELAXED);
+			chain->me_sure[i] = 0;
+			if (RB_SPECIAL_CONST_P(chain->me[i]))
+				chain->me[i] = 0;
+			continue;
+		}
 		/* Read a round trip after the frame pointer, or else now (late);
 		 * then, still that frame, called from the same place?  (The
 		 * innermost one read again along with the values.) */
@@ -672,6 +683,26 @@ sampler_frames_me_of_class(VALUE me)
 	return !RB_SPECIAL_CONST_P(owner) && RB_BUILTIN_TYPE(owner) == RUBY_T_CLASS;
 #else
 	(void)me;
+	return 0;
+#endif
+}
+
+/* The definition of a method entry (rb_method_entry_t: flags, defined
+ * class, definition), and in it the first word of its body, past the
+ * bit fields of its type and flags: an ISEQ method's iseq. */
+#define SAMPLER_FRAMES_ME_DEF		2
+#define SAMPLER_FRAMES_DEF_BODY		1
+
+int
+sampler_frames_me_runs(VALUE me, VALUE iseq)
+{
+#if SAMPLER_FRAMES_MIRROR
+	const VALUE *def = (const VALUE *)((const VALUE *)me)[SAMPLER_FRAMES_ME_DEF];
+
+	return def != NULL && def[SAMPLER_FRAMES_DEF_BODY] == iseq;
+#else
+	(void)me;
+	(void)iseq;
 	return 0;
 #endif
 }

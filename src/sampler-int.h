@@ -806,7 +806,9 @@ struct sampler_chain {
 	uintptr_t iseq[SAMPLER_CHAIN], pc[SAMPLER_CHAIN];
 	uintptr_t ep[SAMPLER_CHAIN], self[SAMPLER_CHAIN];
 	/* A C method's entry where it was read with the frames (or 0), and
-	 * whether the worker is sure of it (see sampler_frames_peek). */
+	 * whether the worker is sure of it (see sampler_frames_peek); for a
+	 * Ruby frame, the word where a method's frame has its entry, never
+	 * sure. */
 	uintptr_t me[SAMPLER_CHAIN];
 	int me_sure[SAMPLER_CHAIN];
 };
@@ -840,6 +842,9 @@ int sampler_frames_in_heap(VALUE v);
 /* Whether the method entry ME (sampler_frames_is_me) is a class's own,
  * not a module's (with the GVL). */
 int sampler_frames_me_of_class(VALUE me);
+/* Whether the method entry ME (sampler_frames_is_me) is that of a method
+ * written in Ruby whose body is ISEQ (with the GVL). */
+int sampler_frames_me_runs(VALUE me, VALUE iseq);
 /* Whether control frame CFP (current thread, with the GVL) is the one
  * sampler_frames_peek told apart by IDENT. */
 int sampler_frames_is(const void *cfp, const uintptr_t ident[2]);

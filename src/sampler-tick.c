@@ -1003,6 +1003,34 @@ sampler_tick_regrow2(struct sampler_thread *td, int k, VALUE frame,
 }
 
 /*
+ * In the job: a Ruby frame the tick noted, running ISEQ, is gone, and no
+ * job has seen it (S, its slot in TD's cache, holds another or none): a
+ * method that returns before every job that comes after a tick in it (a
+ * one-line method), deep in the chain a tick noted.  Its method entry,
+ * read by the worker where a method's own frame keeps it (ME), names it
+ * as rb_profile_frames would, if no GC step has run since, it is a slot
+ * of the object heap (see sampler_tick_unsure), a method entry, and its
+ * method's body is ISEQ (not a block's frame, which holds no entry, nor
+ * another frame's word read late): then it is learnt in S (at PC's line,
+ * with --lines), and 1.  Else 0.
+ */
+static int
+sampler_tick_method(struct sampler_thread *td, const struct sampler_noted *n,
+    struct sampler_seen *s, VALUE me, VALUE iseq, const VALUE *pc)
+{
+	if (me == 0 || n->gc_gen != atomic_load(&sampler.gc_gen) || !sampler_frames_in_heap(me) ||
+	    !sampler_frames_is_me(me) || !sampler_frames_me_runs(me, iseq))
+		return 0;
+	if (s->own != 0)
+		sampler_tick_collided(td, s->own);
+	sampler_wb(me);
+	s->own = iseq;
+	s->frame = me;
+	s->line = sampler.cfg.lines ? sampler_frames_line(iseq, pc) : 0;
+	return 1;
+}
+
+/*
  * In the job: the frame noted at the tick has returned since, and its
  * callers with it up to one that is still entry J of TD's captured stack
  * (its K-th caller: the same control frame, environment, and iseq or
@@ -1052,7 +1080,9 @@ sampler_tick_chain(struct sampler_thread *td, const struct sampler_noted *n)
 		if (c->pc[i] != 0) {
 			struct sampler_seen *s = sampler_tick_slot(td, (VALUE)c->iseq[i]);
 
-			if (s->own != (VALUE)c->iseq[i]) {
+			if (s->own != (VALUE)c->iseq[i] &&
+			    !sampler_tick_method(td, n, s, (VALUE)c->me[i], (VALUE)c->iseq[i],
+			    (const VALUE *)c->pc[i])) {
 				sampler_tick_collided(td, s->own);
 				return 0;
 			}
