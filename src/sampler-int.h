@@ -207,11 +207,10 @@ struct sampler_frames_print {
  * as they were, a load and dump of YAML (bench/accuracy/libs.rb yaml)
  * found the frame a tick needed lost to another in its slot on 3-6% of
  * its 2,400 ticks, each billed to the job's own stack; in sets of four,
- * about 2%.)  Allocated apart
- * from the thread's record, by its first job, so that a thread never
- * sampled (a short request's) pays nothing for them, with
- * SAMPLER_SEEN_MIN slots each;
- * grown to SAMPLER_SEEN_MAX once SAMPLER_SEEN_GROW lookups have found
+ * about 2%.)  Allocated apart from the thread's record, by its first
+ * job, so that a thread never sampled (a short request's) pays nothing
+ * for them, with SAMPLER_SEEN_MIN slots each; grown to
+ * SAMPLER_SEEN_MAX once SAMPLER_SEEN_GROW lookups have found
  * another frame's entry where they looked (sampler_tick_grow).  A
  * program's working set of call sites can be much larger than the
  * first size: with 64 slots, in a profile of RDoc's markup
