@@ -922,12 +922,21 @@ sampler_tick_site(struct sampler_thread *td, VALUE me, uintptr_t site, uintptr_t
  * stack, for want of a name.  Not learnt for the call site.  Not on a
  * libruby that cannot tell heap slots (sampler_frames_in_heap).
  */
+/* Whether ME, a word the worker read for note N without being sure of
+ * it, is a method entry now: no GC step since, a slot of the object
+ * heap, and one of that kind. */
+static int
+sampler_tick_heap_me(const struct sampler_noted *n, VALUE me)
+{
+	return me != 0 && n->gc_gen == atomic_load(&sampler.gc_gen) &&
+	    sampler_frames_in_heap(me) && sampler_frames_is_me(me);
+}
+
 static VALUE
 sampler_tick_unsure(const struct sampler_noted *n, VALUE me, int sure, VALUE self)
 {
-	if (me == 0 || sure || n->gc_gen != atomic_load(&sampler.gc_gen) ||
-	    !sampler_frames_in_heap(me) || !sampler_frames_is_me(me) ||
-	    !sampler_frames_me_of_class(me) || !sampler_frames_me_fits(me, self))
+	if (sure || !sampler_tick_heap_me(n, me) || !sampler_frames_me_of_class(me) ||
+	    !sampler_frames_me_fits(me, self))
 		return 0;
 	return me;
 }
@@ -1018,8 +1027,7 @@ static int
 sampler_tick_method(struct sampler_thread *td, const struct sampler_noted *n,
     struct sampler_seen *s, VALUE me, VALUE iseq, const VALUE *pc)
 {
-	if (me == 0 || n->gc_gen != atomic_load(&sampler.gc_gen) || !sampler_frames_in_heap(me) ||
-	    !sampler_frames_is_me(me) || !sampler_frames_me_runs(me, iseq))
+	if (!sampler_tick_heap_me(n, me) || !sampler_frames_me_runs(me, iseq))
 		return 0;
 	if (s->own != 0)
 		sampler_tick_collided(td, s->own);
