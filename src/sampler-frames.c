@@ -158,6 +158,9 @@ sampler_frames_mirrored(void)
 }
 
 #if SAMPLER_FRAMES_MIRROR
+/* How many times the context is loaded for the labels to agree. */
+#define SAMPLER_FRAMES_LABEL_TRIES	4
+
 /* Copy LEN bytes (whole words) at SRC into DST, a word at a time, each
  * read whole: memory the thread that owns it may be writing meanwhile. */
 static void
@@ -176,13 +179,21 @@ sampler_frames_load(void *dst, const void *src, size_t len)
  * moment where the two agree (the thread sets a label before it enters
  * the block, and restores it after it has left).  Read a peek apart, a
  * label around a block of a few microseconds was often read with the
- * frames of the block as the thread left it. */
+ * frames of the block as the thread left it.  Where they differ (a label
+ * changed during the load, which crosses CPUs: a microsecond or more on
+ * a busy host), the load is made again, between the later read and a
+ * new one, a few times. */
 static void
 sampler_frames_load_ec(struct sampler_frames_ec *ec, const void *ecp, uint_fast64_t labels[2])
 {
-	labels[0] = atomic_load(&sampler.holder_labels);
-	sampler_frames_load(ec, ecp, sizeof *ec);
+	int tries = 0;
+
 	labels[1] = atomic_load(&sampler.holder_labels);
+	do {
+		labels[0] = labels[1];
+		sampler_frames_load(ec, ecp, sizeof *ec);
+		labels[1] = atomic_load(&sampler.holder_labels);
+	} while (labels[0] != labels[1] && ++tries < SAMPLER_FRAMES_LABEL_TRIES);
 }
 #endif
 
