@@ -796,8 +796,9 @@ int sampler_frames_print(void *vm_thread, int pcs, struct sampler_frames_print *
  * microseconds the worker reads and its job comes: with four, in
  * Psych's load and dump (bench/accuracy/libs.rb yaml, two CPUs), none of
  * them was still on the stack at the job for 6-10% of the ticks, each
- * billed to the job's own stack; with eight, 1.5-3.5%. */
-#define SAMPLER_CHAIN	8
+ * billed to the job's own stack; with eight, 1.5-3.5% (most of those
+ * had returned from 9 to 12 frames); with twelve, 1.3%. */
+#define SAMPLER_CHAIN	12
 struct sampler_chain {
 	int n;
 	/* Each frame's iseq word (0 for a C method's, an ifunc for a C

@@ -42,23 +42,31 @@
 #include "util.h"
 #include "xmalloc.h"
 
+/* A frame of a note's chain: the fields of struct sampler_chain, a
+ * cache line to each frame, so that the job fetches only those it reads
+ * (most jobs read one or two). */
+struct sampler_note_frame {
+	_Alignas(64) atomic_uintptr_t iseq;
+	atomic_uintptr_t pc, ep, self, me, me_sure;
+};
+
 /* The last tick's note: the holder's VM record, the monotonic time of
  * the tick, its innermost control frame, the GC steps begun before it
- * was read, and the chain of that frame and its callers (a row for each
- * field of struct sampler_chain); TICK is written last (0 while the
- * others change). */
+ * was read, the holder's labels, and the chain of that frame and its
+ * callers; TICK is written last (0 while the others change). */
 static struct {
-	_Alignas(64) atomic_uint_fast64_t tick;	/* (pads it to whole lines) */
+	/* The head, in one cache line. */
+	_Alignas(64) atomic_uint_fast64_t tick;
 	atomic_uintptr_t vm_thread;
 	_Atomic int64_t mono;
 	atomic_uintptr_t cfp;
 	atomic_uint_fast64_t gc_gen;
-	atomic_int chain_n;
-	atomic_uintptr_t chain[6][SAMPLER_CHAIN];	/* iseq, pc, ep, self, me, me_sure */
 	/* The holder's labels and capture (sampler.holder_labels), and 1 if
 	 * they were read as the holder's. */
 	atomic_uint_fast64_t labels;
 	atomic_int labels_held;
+	atomic_int chain_n;
+	struct sampler_note_frame chain[SAMPLER_CHAIN];
 } sampler_note;
 
 /* The last tick that found no thread holding the GVL. */
@@ -72,9 +80,17 @@ static atomic_uint_fast64_t sampler_note_none;
 struct sampler_noted {
 	uintptr_t cfp, iseq, parent, pc, caller_pc, ident[2], grand[2], me;
 	int me_sure;
-	uint_fast64_t gc_gen;
+	uint_fast64_t tick, gc_gen;
+	void *vm_thread;
+	/* Of the chain, the first frames are read with the note, the rest
+	 * where needed (sampler_tick_noted_chain): READ of them so far. */
 	struct sampler_chain chain;
+	int read;
 };
+
+/* The frames of a chain read with the note: the frame, its caller and
+ * its caller's caller. */
+#define SAMPLER_NOTED_FIRST	3
 
 /* The innermost frames of a stack that sampler_tick_seen remembers. */
 #define SAMPLER_SEEN_DEPTH	4
@@ -301,12 +317,14 @@ sampler_tick_note(uint_fast64_t tick)
 	atomic_store_explicit(&sampler_note.labels, labels[1], memory_order_relaxed);
 	atomic_store_explicit(&sampler_note.labels_held, labels_held, memory_order_relaxed);
 	for (i = 0; i < chain.n; i++) {
-		atomic_store_explicit(&sampler_note.chain[0][i], chain.iseq[i], memory_order_relaxed);
-		atomic_store_explicit(&sampler_note.chain[1][i], chain.pc[i], memory_order_relaxed);
-		atomic_store_explicit(&sampler_note.chain[2][i], chain.ep[i], memory_order_relaxed);
-		atomic_store_explicit(&sampler_note.chain[3][i], chain.self[i], memory_order_relaxed);
-		atomic_store_explicit(&sampler_note.chain[4][i], chain.me[i], memory_order_relaxed);
-		atomic_store_explicit(&sampler_note.chain[5][i], (uintptr_t)chain.me_sure[i],
+		struct sampler_note_frame *f = &sampler_note.chain[i];
+
+		atomic_store_explicit(&f->iseq, chain.iseq[i], memory_order_relaxed);
+		atomic_store_explicit(&f->pc, chain.pc[i], memory_order_relaxed);
+		atomic_store_explicit(&f->ep, chain.ep[i], memory_order_relaxed);
+		atomic_store_explicit(&f->self, chain.self[i], memory_order_relaxed);
+		atomic_store_explicit(&f->me, chain.me[i], memory_order_relaxed);
+		atomic_store_explicit(&f->me_sure, (uintptr_t)chain.me_sure[i],
 		    memory_order_relaxed);
 	}
 	atomic_store_explicit(&sampler_note.tick, tick, memory_order_release);
@@ -341,10 +359,11 @@ sampler_tick_note_held(uint_fast64_t before, uintptr_t th, void *vm_thread)
 void
 sampler_tick_prefetch(void)
 {
-	size_t off;
+	int i;
 
-	for (off = 0; off < sizeof sampler_note; off += 64)
-		__builtin_prefetch((const char *)&sampler_note + off, 0, 3);
+	__builtin_prefetch(&sampler_note, 0, 3);
+	for (i = 0; i < SAMPLER_NOTED_FIRST; i++)
+		__builtin_prefetch(&sampler_note.chain[i], 0, 3);
 }
 
 /* The monotonic time of tick TICK, read when it noted the frame of the
@@ -429,14 +448,33 @@ sampler_tick_elsewhere(uint_fast64_t tick, void *vm_thread)
 	return sampler_tick_note_held(before, th, (void *)th) && th != (uintptr_t)vm_thread;
 }
 
+/* Read frames FROM to TO (exclusive) of the note's chain into N. */
+static void
+sampler_tick_read_chain(struct sampler_noted *n, int from, int to)
+{
+	struct sampler_chain *c = &n->chain;
+	int i;
+
+	for (i = from; i < to; i++) {
+		const struct sampler_note_frame *f = &sampler_note.chain[i];
+
+		c->iseq[i] = atomic_load_explicit(&f->iseq, memory_order_relaxed);
+		c->pc[i] = atomic_load_explicit(&f->pc, memory_order_relaxed);
+		c->ep[i] = atomic_load_explicit(&f->ep, memory_order_relaxed);
+		c->self[i] = atomic_load_explicit(&f->self, memory_order_relaxed);
+		c->me[i] = atomic_load_explicit(&f->me, memory_order_relaxed);
+		c->me_sure[i] = (int)atomic_load_explicit(&f->me_sure, memory_order_relaxed);
+	}
+}
+
 /* The frame noted at tick TICK for the thread whose VM record is
- * VM_THREAD into *N: 1, or 0 (no such note). */
+ * VM_THREAD into *N (with the first frames of its chain): 1, or 0 (no
+ * such note). */
 static int
 sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
 {
 	uint_fast64_t before = sampler_tick_note_open(tick);
 	uintptr_t th;
-	int i;
 
 	if (before == 0)
 		return 0;
@@ -446,17 +484,12 @@ sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
 	n->chain.n = atomic_load_explicit(&sampler_note.chain_n, memory_order_relaxed);
 	if (n->chain.n < 0 || n->chain.n > SAMPLER_CHAIN)
 		n->chain.n = 0;
-	for (i = 0; i < n->chain.n; i++) {
-		n->chain.iseq[i] = atomic_load_explicit(&sampler_note.chain[0][i], memory_order_relaxed);
-		n->chain.pc[i] = atomic_load_explicit(&sampler_note.chain[1][i], memory_order_relaxed);
-		n->chain.ep[i] = atomic_load_explicit(&sampler_note.chain[2][i], memory_order_relaxed);
-		n->chain.self[i] = atomic_load_explicit(&sampler_note.chain[3][i], memory_order_relaxed);
-		n->chain.me[i] = atomic_load_explicit(&sampler_note.chain[4][i], memory_order_relaxed);
-		n->chain.me_sure[i] = (int)atomic_load_explicit(&sampler_note.chain[5][i],
-		    memory_order_relaxed);
-	}
+	n->read = n->chain.n < SAMPLER_NOTED_FIRST ? n->chain.n : SAMPLER_NOTED_FIRST;
+	sampler_tick_read_chain(n, 0, n->read);
 	if (!sampler_tick_note_held(before, th, vm_thread) || n->chain.n < 1)
 		return 0;
+	n->tick = before;
+	n->vm_thread = vm_thread;
 	/* A chain of one is the thread's outermost frame (the script's
 	 * <main>, a thread's block), noted in its own code. */
 	n->iseq = n->chain.pc[0] != 0 ? n->chain.iseq[0] : 0;
@@ -470,6 +503,18 @@ sampler_tick_noted(uint_fast64_t tick, void *vm_thread, struct sampler_noted *n)
 	n->me = n->chain.me[0];
 	n->me_sure = n->chain.me_sure[0];
 	return 1;
+}
+
+/* The rest of N's chain, read where a job needs it: 1, or 0 (the note
+ * was rewritten since N was read). */
+static int
+sampler_tick_noted_chain(struct sampler_noted *n)
+{
+	if (n->read == n->chain.n)
+		return 1;
+	sampler_tick_read_chain(n, n->read, n->chain.n);
+	n->read = n->chain.n;
+	return sampler_tick_note_held(n->tick, (uintptr_t)n->vm_thread, n->vm_thread);
 }
 
 /* The control frame of entry J of TD's captured stack, or NULL (a C
@@ -1053,7 +1098,7 @@ sampler_tick_method(struct sampler_thread *td, const struct sampler_noted *n,
  * there, or the stack is full.
  */
 static int
-sampler_tick_chain(struct sampler_thread *td, const struct sampler_noted *n)
+sampler_tick_chain(struct sampler_thread *td, struct sampler_noted *n)
 {
 	const struct sampler_chain *c = &n->chain;
 	VALUE frames[SAMPLER_CHAIN], owns[SAMPLER_CHAIN];
@@ -1061,6 +1106,8 @@ sampler_tick_chain(struct sampler_thread *td, const struct sampler_noted *n)
 	uintptr_t cfp = 0;
 	int i, j = -1, k, m = 0, shift;
 
+	if (!sampler_tick_noted_chain(n))
+		return 0;
 	/* The innermost caller still there: a slot that holds another frame
 	 * now (a rescue clause, where the method that raised was) says that
 	 * one has returned too. */
@@ -1152,7 +1199,7 @@ sampler_tick_chain(struct sampler_thread *td, const struct sampler_noted *n)
  * neither, the caller takes the time.  1 if changed.
  */
 static int
-sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
+sampler_tick_cut_c(struct sampler_thread *td, struct sampler_noted *n)
 {
 	uintptr_t cfp;
 	VALUE frame;
@@ -1204,7 +1251,7 @@ sampler_tick_cut_c(struct sampler_thread *td, const struct sampler_noted *n)
 
 /* sampler_tick_cut for a Ruby frame noted. */
 static int
-sampler_tick_cut_iseq(struct sampler_thread *td, const struct sampler_noted *noted, int *seen)
+sampler_tick_cut_iseq(struct sampler_thread *td, struct sampler_noted *noted, int *seen)
 {
 	uintptr_t leaf;
 	int j;
