@@ -190,9 +190,10 @@ sampler_frames_load(void *dst, const void *src, size_t len)
  * frame.  In a loop of short turns in an Enumerator's fiber, with the
  * thread on another CPU, the fiber's yield was noted at 40-56% of the
  * ticks before, 20-35% after (23% with the worker on the thread's CPU,
- * where nothing moves while it reads).  Where either differs, the load is made again (from the context the
- * thread runs now), a few times: 1 once the thread ran *ECP throughout
- * (the labels may still differ), 0 if it never did.
+ * where nothing moves while it reads).  Where either differs, the load
+ * is made again (from the context the thread runs now), a few times: 1
+ * once the thread ran *ECP at both reads (the labels may still differ;
+ * two switches between the reads go unseen), 0 if it never did.
  */
 static int
 sampler_frames_load_ec(struct sampler_frames_ec *ec, void *vm_thread, void **ecp,
