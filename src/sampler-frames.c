@@ -264,8 +264,15 @@ sampler_frames_callee(const void *cfp)
 }
 
 /* The index of the method entry in a frame's environment data, below
- * its environment pointer (VM_ENV_DATA_INDEX_ME_CREF). */
-#define SAMPLER_FRAMES_ENV_ME	(-2)
+ * its environment pointer (VM_ENV_DATA_INDEX_ME_CREF), and of the word
+ * that holds a block's outer environment (VM_ENV_DATA_INDEX_SPECVAL,
+ * tagged in its two low bits), right below the flags at the pointer,
+ * where VM_ENV_FLAG_LOCAL says the frame is not a block's (that word is
+ * then the block it was given). */
+#define SAMPLER_FRAMES_ENV_ME		(-2)
+#define SAMPLER_FRAMES_ENV_SPECVAL	(-1)
+#define SAMPLER_FRAMES_ENV_LOCAL	0x0002
+#define SAMPLER_FRAMES_ENV_TAGS		0x03
 
 #if SAMPLER_FRAMES_MIRROR
 /* Whether context EC (the live one, with the GVL, or a copy the worker
@@ -593,6 +600,7 @@ sampler_frames_peek(void *vm_thread, const void **ctx, uint_fast64_t gc_gen, int
 		chain->self[i] = (uintptr_t)f[i].self;
 		chain->me[i] = 0;
 		chain->me_sure[i] = 1;
+		chain->prev[i] = 0;
 		/* (The slot's address is made only for an ep inside the
 		 * stack: what was read may be any word, a null one too.) */
 		if ((uintptr_t)f[i].ep % sizeof(VALUE) != 0 ||
@@ -610,6 +618,19 @@ sampler_frames_peek(void *vm_thread, const void **ctx, uint_fast64_t gc_gen, int
 			if (RB_SPECIAL_CONST_P(chain->me[i]))
 				chain->me[i] = 0;
 			continue;
+		}
+		/* A C block's (an ifunc): the environment it was made in, by
+		 * whose frame the job names it (sampler_tick_ifunc). */
+		if (f[i].iseq != 0 && f[i].ep < (const VALUE *)end) {
+			const VALUE *w = f[i].ep + SAMPLER_FRAMES_ENV_SPECVAL;
+			VALUE env[2];	/* the outer environment, the flags */
+
+			if (inwin && w >= v0 && w + 2 <= v0 + nvals)
+				memcpy(env, &vals[w - v0], sizeof env);
+			else
+				sampler_frames_load(env, w, sizeof env);
+			if (!(env[1] & SAMPLER_FRAMES_ENV_LOCAL))
+				chain->prev[i] = (uintptr_t)(env[0] & ~(VALUE)SAMPLER_FRAMES_ENV_TAGS);
 		}
 		/* Read a round trip after the frame pointer, or else now (late);
 		 * then, still that frame, called from the same place?  (The

@@ -811,6 +811,9 @@ struct sampler_chain {
 	 * sure. */
 	uintptr_t me[SAMPLER_CHAIN];
 	int me_sure[SAMPLER_CHAIN];
+	/* A C block's frame: the environment it was made in, where read;
+	 * else 0. */
+	uintptr_t prev[SAMPLER_CHAIN];
 };
 /* VM_THREAD's innermost control frame, and it and its callers with a C
  * frame's method entry (or 0) and whether the worker is sure of it (the

@@ -47,7 +47,7 @@
  * (most jobs read one or two). */
 struct sampler_note_frame {
 	_Alignas(64) atomic_uintptr_t iseq;
-	atomic_uintptr_t pc, ep, self, me, me_sure;
+	atomic_uintptr_t pc, ep, self, me, me_sure, prev;
 };
 
 /* The last tick's note: the holder's VM record, the monotonic time of
@@ -326,6 +326,7 @@ sampler_tick_note(uint_fast64_t tick)
 		atomic_store_explicit(&f->me, chain.me[i], memory_order_relaxed);
 		atomic_store_explicit(&f->me_sure, (uintptr_t)chain.me_sure[i],
 		    memory_order_relaxed);
+		atomic_store_explicit(&f->prev, chain.prev[i], memory_order_relaxed);
 	}
 	atomic_store_explicit(&sampler_note.tick, tick, memory_order_release);
 }
@@ -464,6 +465,7 @@ sampler_tick_read_chain(struct sampler_noted *n, int from, int to)
 		c->self[i] = atomic_load_explicit(&f->self, memory_order_relaxed);
 		c->me[i] = atomic_load_explicit(&f->me, memory_order_relaxed);
 		c->me_sure[i] = (int)atomic_load_explicit(&f->me_sure, memory_order_relaxed);
+		c->prev[i] = atomic_load_explicit(&f->prev, memory_order_relaxed);
 	}
 }
 
@@ -1084,6 +1086,39 @@ sampler_tick_method(struct sampler_thread *td, const struct sampler_noted *n,
 }
 
 /*
+ * In the job: frame I of N's chain, gone, is a C block's (an ifunc: a
+ * block a C method made, such as Enumerable#each_slice's for the #each
+ * it calls).  rb_profile_frames names such a frame by the method whose
+ * frame it was made in where that is a C method's, and leaves it out
+ * where it is not.  That frame, found by the environment the block was
+ * made in among the chain's callers (put back already, below K, their
+ * frames in FRAMES by the chain's index; or still on TD's stack, from
+ * K), or 0 (not a C method's, or not found: left out).
+ */
+static VALUE
+sampler_tick_ifunc(const struct sampler_thread *td, const struct sampler_noted *n, int i,
+    int k, const VALUE *frames)
+{
+	const struct sampler_chain *c = &n->chain;
+	int x, e;
+
+	/* (A block's frame that holds an entry of its own is named by it.) */
+	if (c->prev[i] == 0 || c->me[i] != 0)
+		return 0;
+	for (x = i + 1; x < c->n; x++) {
+		if (c->ep[x] != c->prev[i])
+			continue;
+		if (c->iseq[x] != 0 || c->pc[x] != 0)
+			return 0;
+		if (x < k)
+			return frames[x];
+		e = sampler_tick_entry(td, (uintptr_t)sampler_frames_nth((const void *)n->cfp, x));
+		return e >= 0 && td->own[e] == 0 ? td->stack[e] : 0;
+	}
+	return 0;
+}
+
+/*
  * In the job: the frame noted at the tick has returned since, and its
  * callers with it up to one that is still entry J of TD's captured stack
  * (its K-th caller: the same control frame, environment, and iseq or
@@ -1093,16 +1128,20 @@ sampler_tick_method(struct sampler_thread *td, const struct sampler_noted *n,
  * the frames the time went to, when each is known: a Ruby frame by its
  * own iseq among the frames seen on top before, a C method by its entry
  * (sampler_tick_me_of) or what its call site was seen to call; a C
- * block (an ifunc) is left out, as rb_profile_frames leaves it.  1 if
- * put back; 0 where a frame is not known, no caller noted is still
- * there, or the stack is full.
+ * block (an ifunc) as rb_profile_frames names it (sampler_tick_ifunc),
+ * or left out.  Put back without that name, a block under a C iterator
+ * of C (Enumerator#with_index's block, called by Array#collect) made a
+ * second stack beside the one the jobs took there.  1 if put back; 0
+ * where a frame is not known, no caller noted is still there, or the
+ * stack is full.
  */
 static int
 sampler_tick_chain(struct sampler_thread *td, struct sampler_noted *n)
 {
 	const struct sampler_chain *c = &n->chain;
-	VALUE frames[SAMPLER_CHAIN], owns[SAMPLER_CHAIN];
+	VALUE frames[SAMPLER_CHAIN], owns[SAMPLER_CHAIN], by_index[SAMPLER_CHAIN] = { 0 };
 	int lines[SAMPLER_CHAIN];
+	VALUE frame;
 	uintptr_t cfp = 0;
 	int i, j = -1, k, m = 0, shift;
 
@@ -1157,7 +1196,11 @@ sampler_tick_chain(struct sampler_thread *td, struct sampler_noted *n)
 				    (VALUE)c->self[i]);
 			if (me == 0)
 				return 0;
-			frames[m] = me;
+			frames[m] = by_index[i] = me;
+			owns[m] = 0;
+			lines[m++] = 0;
+		} else if ((frame = sampler_tick_ifunc(td, n, i, k, by_index)) != 0) {
+			frames[m] = frame;
 			owns[m] = 0;
 			lines[m++] = 0;
 		}

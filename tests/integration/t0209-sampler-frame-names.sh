@@ -77,4 +77,20 @@ test_expect_success 'no method seems to call itself' '
 	fi
 '
 
+# Frames a tick found and the job put back on the stack it took (they
+# had returned by then) are named as the jobs name them: a C block (an
+# ifunc, Enumerable#each_slice's for Array#each) by the C method it was
+# made in.  Left out, the block under it made a second stack of the same
+# place, "...;Array#each;block (2 levels) in <main>" (3-4 in 1.5 s).
+# (The C method between, Array#each, is at times put back as Array#size,
+# which each_slice calls first at the same depth: not this check.)
+test_expect_success 'a C block put back is named as the jobs name it' '
+	"$RPERF" record -q -o ic.folded "$FIXTURES/ifunc_chain.rb" 1.5 &&
+	grep -v "^(ruby boot)" ic.folded | grep "block (2 levels) in <main>" >ic.block &&
+	test -s ic.block &&
+	if grep -v "Enumerable#each_slice;Array#[a-z]*;Enumerable#each_slice;block (2 levels) in <main>" ic.block >ic.bad; then
+		cat ic.bad && false
+	fi
+'
+
 test_done
