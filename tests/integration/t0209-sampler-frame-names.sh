@@ -81,7 +81,8 @@ test_expect_success 'no method seems to call itself' '
 # had returned by then) are named as the jobs name them: a C block (an
 # ifunc, Enumerable#each_slice's for Array#each) by the C method it was
 # made in.  Left out, the block under it made a second stack of the same
-# place, "...;Array#each;block (2 levels) in <main>" (3-4 in 1.5 s).
+# place, "...;Array#each;block (2 levels) in <main>" (6 of 9 such stacks
+# in 1.5 s).
 # (The C method between, Array#each, is at times put back as Array#size,
 # which each_slice calls first at the same depth: not this check.)
 test_expect_success 'a C block put back is named as the jobs name it' '
