@@ -158,9 +158,8 @@ sampler_frames_mirrored(void)
 }
 
 #if SAMPLER_FRAMES_MIRROR
-/* How many times the context is loaded for one moment's frame and
- * labels (sampler_frames_load_ec). */
-#define SAMPLER_FRAMES_LOAD_TRIES	4
+/* How many times the context is loaded for the labels to agree. */
+#define SAMPLER_FRAMES_LABEL_TRIES	4
 
 /* Copy LEN bytes (whole words) at SRC into DST, a word at a time, each
  * read whole: memory the thread that owns it may be writing meanwhile. */
@@ -175,47 +174,26 @@ sampler_frames_load(void *dst, const void *src, size_t len)
 		to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
 }
 
-/*
- * Load context *ECP of VM_THREAD into EC, with the holder's labels read
- * right before and right after it into LABELS, and the context the
- * thread runs read before and after them too.  The innermost frame and
- * the labels are of one moment where the two reads of the labels agree
- * (the thread sets a label before it enters the block, and restores it
- * after it has left): read a peek apart, a label around a block of a few
- * microseconds was often read with the frames of the block as the thread
- * left it.  And the frame is the one the thread runs where it ran *ECP
- * at both reads: a context it has switched from stands still at the
- * switch, so a load that crosses CPUs (a microsecond or more on a busy
- * host) begun before a switch or ended after one reads that stopped
- * frame.  In a loop of short turns in an Enumerator's fiber, with the
- * thread on another CPU, the fiber's yield was noted at 40-56% of the
- * ticks before, 20-35% after (23% with the worker on the thread's CPU,
- * where nothing moves while it reads).  Where either differs, the load
- * is made again (from the context the thread runs now), a few times: 1
- * once the thread ran *ECP at both reads (the labels may still differ;
- * two switches between the reads go unseen), 0 if it never did.
- */
-static int
-sampler_frames_load_ec(struct sampler_frames_ec *ec, void *vm_thread, void **ecp,
-    uint_fast64_t labels[2])
+/* Load context EC from ECP, and the holder's labels right before and
+ * right after it into LABELS: the innermost frame and the labels of one
+ * moment where the two agree (the thread sets a label before it enters
+ * the block, and restores it after it has left).  Read a peek apart, a
+ * label around a block of a few microseconds was often read with the
+ * frames of the block as the thread left it.  Where they differ (a label
+ * changed during the load, which crosses CPUs: a microsecond or more on
+ * a busy host), the load is made again, between the later read and a
+ * new one, a few times. */
+static void
+sampler_frames_load_ec(struct sampler_frames_ec *ec, const void *ecp, uint_fast64_t labels[2])
 {
-	void *before, *after;
-	int tries = 0, ran;
+	int tries = 0;
 
-	for (;;) {
-		before = __atomic_load_n(&((struct sampler_frames_th *)vm_thread)->ec,
-		    __ATOMIC_ACQUIRE);
-		labels[0] = atomic_load(&sampler.holder_labels);
-		sampler_frames_load(ec, *ecp, sizeof *ec);
-		atomic_thread_fence(memory_order_acquire);
+	labels[1] = atomic_load(&sampler.holder_labels);
+	do {
+		labels[0] = labels[1];
+		sampler_frames_load(ec, ecp, sizeof *ec);
 		labels[1] = atomic_load(&sampler.holder_labels);
-		after = sampler_frames_ec(vm_thread);
-		ran = before == *ecp && after == *ecp;
-		if ((ran && labels[0] == labels[1]) || ++tries == SAMPLER_FRAMES_LOAD_TRIES ||
-		    after == NULL)
-			return ran;
-		*ecp = after;
-	}
+	} while (labels[0] != labels[1] && ++tries < SAMPLER_FRAMES_LABEL_TRIES);
 }
 #endif
 
@@ -515,8 +493,8 @@ sampler_frames_peek(void *vm_thread, const void **ctx, uint_fast64_t gc_gen, int
 	ecp = *ctx != NULL ? (void *)*ctx : sampler_frames_ec(vm_thread);
 	if (ecp == NULL)
 		return 0;
-	if (!pcs && !sampler_frames_load_ec(&ec, vm_thread, &ecp, labels))
-		return 0;
+	if (!pcs)
+		sampler_frames_load_ec(&ec, ecp, labels);
 	/* The same context on the same VM stack as last time: read after
 	 * the frame pointer, the context's head says so (the current
 	 * context's stack is alive); read before it, only no GC step since
@@ -546,8 +524,8 @@ sampler_frames_peek(void *vm_thread, const void **ctx, uint_fast64_t gc_gen, int
 		}
 		sampler_frames_load(win, w0, nwin * sizeof win[0]);
 	}
-	if (pcs && !sampler_frames_load_ec(&ec, vm_thread, &ecp, labels))
-		return 0;
+	if (pcs)
+		sampler_frames_load_ec(&ec, ecp, labels);
 	if (nvals > 0) {
 		sampler_frames_fence();
 		sampler_frames_load(vals, v0, nvals * sizeof vals[0]);
