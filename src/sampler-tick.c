@@ -864,6 +864,27 @@ sampler_tick_entry(const struct sampler_thread *td, uintptr_t cfp)
 }
 
 /*
+ * Whether entry J of TD's captured stack, a C frame in the slot of C
+ * frame I of chain C with its environment and receiver, may be that
+ * frame: not where the method entry the worker read with that frame is
+ * another than entry J's.  A C method that calls two others on one
+ * receiver calls them at the same place (Enumerable#each_slice calls
+ * Array#size, then Array#each): taken for the one noted, the later one
+ * took the earlier one's time, and the frames the later one had called
+ * were put back on the earlier one (ifunc_chain.rb: "Array#size;
+ * Enumerable#each_slice;block (2 levels) in <main>" beside the stacks
+ * through Array#each, a third to a half of them).  An entry the worker
+ * was not sure of is that frame's or a later call's at the same place
+ * (the frame written before the frame pointer that shows it): where it
+ * is not entry J's, the frame noted has returned either way.
+ */
+static int
+sampler_tick_same_c(const struct sampler_thread *td, int j, const struct sampler_chain *c, int i)
+{
+	return c->me[i] == 0 || (VALUE)c->me[i] == td->stack[j];
+}
+
+/*
  * In the job: the tick found the thread in a C frame called from C: a
  * method called by a C method (the #each that Enumerable#find calls) or
  * the C block a method yields to (find's, called by that #each), which
@@ -877,7 +898,8 @@ sampler_tick_cut_cc(struct sampler_thread *td, const struct sampler_noted *n)
 {
 	int j = sampler_tick_entry(td, n->cfp);
 
-	if (j <= 0 || td->own[j] != 0 || !sampler_frames_is((const void *)n->cfp, n->ident))
+	if (j <= 0 || td->own[j] != 0 || !sampler_frames_is((const void *)n->cfp, n->ident) ||
+	    !sampler_tick_same_c(td, j, &n->chain, 0))
 		return 0;
 	td->top = j;
 	return 1;
@@ -1162,7 +1184,8 @@ sampler_tick_chain(struct sampler_thread *td, struct sampler_noted *n)
 			uintptr_t ident[2] = { c->ep[k], c->self[k] };
 
 			if (c->iseq[k] == 0 && td->own[j] == 0 &&
-			    sampler_frames_is((const void *)cfp, ident))
+			    sampler_frames_is((const void *)cfp, ident) &&
+			    sampler_tick_same_c(td, j, c, k))
 				break;
 		}
 	}
