@@ -974,6 +974,16 @@ sampler_tick_site(struct sampler_thread *td, VALUE me, uintptr_t site, uintptr_t
 	return 0;
 }
 
+/* Whether ME, a word the worker read for note N without being sure of
+ * it, is a method entry now: no GC step since, a slot of the object
+ * heap, and one of that kind. */
+static int
+sampler_tick_heap_me(const struct sampler_noted *n, VALUE me)
+{
+	return me != 0 && n->gc_gen == atomic_load(&sampler.gc_gen) &&
+	    sampler_frames_in_heap(me) && sampler_frames_is_me(me);
+}
+
 /*
  * The frame of a C method whose entry ME the worker read but was not
  * sure of (see sampler_frames_peek), where neither a sure entry nor its
@@ -991,16 +1001,6 @@ sampler_tick_site(struct sampler_thread *td, VALUE me, uintptr_t site, uintptr_t
  * stack, for want of a name.  Not learnt for the call site.  Not on a
  * libruby that cannot tell heap slots (sampler_frames_in_heap).
  */
-/* Whether ME, a word the worker read for note N without being sure of
- * it, is a method entry now: no GC step since, a slot of the object
- * heap, and one of that kind. */
-static int
-sampler_tick_heap_me(const struct sampler_noted *n, VALUE me)
-{
-	return me != 0 && n->gc_gen == atomic_load(&sampler.gc_gen) &&
-	    sampler_frames_in_heap(me) && sampler_frames_is_me(me);
-}
-
 static VALUE
 sampler_tick_unsure(const struct sampler_noted *n, VALUE me, int sure, VALUE self)
 {
