@@ -23,10 +23,10 @@
  * building and writing go to the capture around it, and the thread's next
  * capture starts clean of them (left to the next sample, they often fell
  * in that capture on a loaded machine).  A thread that ends before its
- * next sample bills that last part to the stack it was seen with last,
- * under that stack's capture and labels (sampler_bill_last): such a part
- * of a capture's time reaches the run's samples with the labels given at
- * its end, but not its own profile, written by then.  (A tick reaching
+ * next sample bills that last part to the first stack a tick found it
+ * in, under that sample's capture and labels (sampler_bill_end): such a
+ * part of a capture's time reaches the run's samples with the labels
+ * given at its end, but not its own profile, written by then.  (A tick reaching
  * the GVL holder late, which once moved tens of ms from one capture to
  * the next, is sampler-tick.c's.)
  *
@@ -349,6 +349,8 @@ sampler_capture_end(int id, int (*relabel)(int label_set, void *arg), void *arg,
 		} while (sampler.swaps != swaps);
 		if (td->stack_capture == id)
 			sampler_relabel_note(&m, td->stack_label_set);
+		if (td->first != NULL && td->first->capture == id)
+			sampler_relabel_note(&m, td->first->label_set);
 		for (i = 0; i < m.n; i++)
 			m.to[i] = relabel(m.from[i], arg);
 	}
@@ -394,14 +396,22 @@ sampler_capture_end(int id, int (*relabel)(int label_set, void *arg), void *arg,
 			s->label_set = to;
 		s->capture = c->parent;
 	}
-	/* The thread's last stack, if seen in the capture, may yet be billed
-	 * (sampler_bill_last): as the capture's samples are. */
+	/* The thread's last stack and its first sample may yet be billed,
+	 * under their captures and labels (sampler_bill_last,
+	 * sampler_bill_end): as the capture's samples are. */
 	if (td->stack_capture == id) {
 		int to;
 
 		if (sampler_relabel_find(&m, td->stack_label_set, &to))
 			td->stack_label_set = to;
 		td->stack_capture = c->parent;
+	}
+	if (td->first != NULL && td->first->capture == id) {
+		int to;
+
+		if (sampler_relabel_find(&m, td->first->label_set, &to))
+			td->first->label_set = to;
+		td->first->capture = c->parent;
 	}
 	sampler_capture_unlink(c);
 	pthread_mutex_unlock(&sampler.table_mutex);

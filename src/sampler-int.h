@@ -244,6 +244,20 @@ struct sampler_seen_cache {
 	VALUE *me;
 };
 
+/*
+ * The first stack a tick found a thread in, kept whole (sampler_first_keep):
+ * its frames, own iseqs and lines (innermost first), which of them are of
+ * run-time compiled code (TCUM, counted root first over TWB frames, as a
+ * capture's are), and its labels and capture.
+ */
+struct sampler_first {
+	int label_set, capture;
+	int depth, transient, twb;
+	VALUE *frames, *owns;
+	int *lines;
+	uint16_t *tcum;
+};
+
 /* Per Ruby thread; lives in the thread's specific storage. */
 struct sampler_thread {
 	VALUE thread;
@@ -335,6 +349,10 @@ struct sampler_thread {
 	/* What its jobs have seen (sampler_tick_seen), made by the first
 	 * job that needs it; NULL before. */
 	struct sampler_seen_cache *seen;
+	/* The first stack a tick found it in, for its end
+	 * (sampler_bill_end); NULL before, and for a thread of another
+	 * Ractor or without aggregation. */
+	struct sampler_first *first;
 	struct sampler_thread *next;
 	struct sampler_thread **pprev;
 };

@@ -293,6 +293,7 @@ sampler_thread_free(struct sampler_thread *td)
 	if (td->clock_open)
 		cpuclock_close(&td->clock);
 	free(td->seen);
+	free(td->first);
 	free(td);
 }
 
@@ -415,12 +416,20 @@ sampler_mark(void *ptr)
 	for (td = sampler.threads; td != NULL; td = td->next) {
 		for (j = 0; j < td->depth; j++)
 			sampler_resolved_keep(td->stack[j], td->own[j]);
+		for (j = 0; td->first != NULL && j < td->first->depth; j++)
+			sampler_resolved_keep(td->first->frames[j], td->first->owns[j]);
 	}
 	sampler_resolved_mark();
 	for (td = sampler.threads; td != NULL; td = td->next) {
+		const struct sampler_first *f = td->first;
+
 		if (td->depth > 0) {
 			rb_gc_mark_locations(td->stack, td->stack + td->depth);
 			rb_gc_mark_locations(td->own, td->own + td->depth);
+		}
+		if (f != NULL) {
+			rb_gc_mark_locations(f->frames, f->frames + f->depth);
+			rb_gc_mark_locations(f->owns, f->owns + f->depth);
 		}
 		if (td->seen != NULL)
 			sampler_seen_mark(td, td->seen);
