@@ -657,8 +657,8 @@ sampler_bill_rest_as_seen(struct sampler_thread *td, int64_t now)
  * first sample of any kind: a release's or a wake-up's stack is not
  * where ticks land (the fixture's Object#cpu_clock, where each thread
  * first woke, took its end).  Where no first stack was kept (a thread of
- * another Ractor, --timeline, whose samples are spans drawn where they
- * end), the stack seen last, under its labels; where no sample ever saw
+ * another Ractor; --timeline or --no-aggregate, whose samples are spans
+ * that end where they are drawn), the stack seen last, under its labels; where no sample ever saw
  * one, TD's empty pseudo-frame ("(unsampled thread)").
  */
 static void
