@@ -26,9 +26,9 @@
  * next sample bills that last part to the first stack a tick found it
  * in, under that sample's capture and labels (sampler_bill_end): such a
  * part of a capture's time reaches the run's samples with the labels
- * given at its end, but not its own profile, written by then.  (A tick reaching
- * the GVL holder late, which once moved tens of ms from one capture to
- * the next, is sampler-tick.c's.)
+ * given at its end, but not its own profile, written by then.  (A tick
+ * reaching the GVL holder late, which once moved tens of ms from one
+ * capture to the next, is sampler-tick.c's.)
  *
  * Windows: with windows on, every stack entry's weight and count is
  * copied once a minute (by the control job, after folding the buffers;
@@ -396,7 +396,7 @@ sampler_capture_end(int id, int (*relabel)(int label_set, void *arg), void *arg,
 			s->label_set = to;
 		s->capture = c->parent;
 	}
-	/* The thread's last stack and its first sample may yet be billed,
+	/* The thread's last stack and its first stack may yet be billed,
 	 * under their captures and labels (sampler_bill_last,
 	 * sampler_bill_end): as the capture's samples are. */
 	if (td->stack_capture == id) {
