@@ -117,9 +117,13 @@ sampler_record_marks(const struct sampler_of *o, unsigned char *marks, int depth
 }
 
 /*
- * Keep O, the first stack a tick found TD in, whole (with the GVL, under
- * the sampler's lock): its thread's end bills to it (sampler_bill_end).
- * Once a thread, some 20 bytes a frame; marked with the live stacks.
+ * Keep O, the first stack a tick found TD in, whole (with the GVL): its
+ * thread's end bills to it (sampler_bill_end).  Once a thread, some 20
+ * bytes a frame; marked with the live stacks.  Not a stack with code
+ * that runs once in it (a file's top, a class body, an eval's code:
+ * O's transient count): kept to the thread's end, it would keep that
+ * code alive past the GC that frees it (sampler_resolved_mark); a later
+ * tick's stack is kept instead.
  */
 static void
 sampler_first_keep(struct sampler_thread *td, const struct sampler_of *o)
@@ -128,23 +132,16 @@ sampler_first_keep(struct sampler_thread *td, const struct sampler_of *o)
 	size_t n = (size_t)o->depth;
 	char *p;
 
-	p = xmalloc(sizeof *f + n * (2 * sizeof(VALUE) + sizeof(int) + sizeof(uint16_t)));
+	p = xmalloc(sizeof *f + n * (2 * sizeof(VALUE) + sizeof(int)));
 	f = (struct sampler_first *)(void *)p;
 	p += sizeof *f;
 	f->frames = (VALUE *)(void *)p;
 	f->owns = f->frames + n;
 	f->lines = (int *)(void *)(f->owns + n);
-	f->tcum = (uint16_t *)(void *)(f->lines + n);
 	memcpy(f->frames, o->frames, n * sizeof(VALUE));
 	memcpy(f->owns, o->owns, n * sizeof(VALUE));
 	memcpy(f->lines, o->lines, n * sizeof(int));
-	/* Frame i's count is at tdepth - 1 - (top + i), that is n - 1 - i:
-	 * the first n counts, from the root, are the kept frames'. */
-	f->twb = o->twb < o->depth ? o->twb : o->depth;
-	if (f->twb > 0)
-		memcpy(f->tcum, o->tcum, (size_t)f->twb * sizeof(uint16_t));
 	f->depth = o->depth;
-	f->transient = o->transient;
 	f->label_set = o->label_set;
 	f->capture = o->capture;
 	pthread_mutex_lock(&sampler.lock);
@@ -182,8 +179,8 @@ sampler_record_from(struct sampler_thread *td, int64_t weight, int state, int64_
 	 * on purpose: that one goes in).  (Looked at again under the lock.) */
 	if (td->ractor != 0 && !sampler_ractor_main())
 		o.seq = -o.seq;
-	else if (tick && td->first == NULL && o.depth > 0 && td->ractor == 0 &&
-	    sampler.cfg.aggregate)
+	else if (tick && td->first == NULL && o.depth > 0 && o.transient == 0 &&
+	    td->ractor == 0 && sampler.cfg.aggregate && td->thread != rb_thread_main())
 		sampler_first_keep(td, &o);
 	sampler_record_of(&o, weight, state, end);
 }
@@ -658,7 +655,8 @@ sampler_bill_rest_as_seen(struct sampler_thread *td, int64_t now)
  * where ticks land (the fixture's Object#cpu_clock, where each thread
  * first woke, took its end).  Where no first stack was kept (a thread of
  * another Ractor; --timeline or --no-aggregate, whose samples are spans
- * that end where they are drawn), the stack seen last, under its labels; where no sample ever saw
+ * that end where they are drawn; a thread every tick found in code that
+ * runs once), the stack seen last, under its labels; where no sample ever saw
  * one, TD's empty pseudo-frame ("(unsampled thread)").
  */
 static void
@@ -679,10 +677,6 @@ sampler_bill_end(struct sampler_thread *td, int64_t now)
 	o.owns = f->owns;
 	o.lines = f->lines;
 	o.depth = f->depth;
-	o.transient = f->transient;
-	o.tcum = f->tcum;
-	o.tdepth = f->depth;
-	o.twb = f->twb;
 	sampler_record_of(&o, now - td->prev + td->carry, AGG_STATE_NORMAL, 0);
 	td->carry = 0;
 	td->prev = now;

@@ -246,16 +246,14 @@ struct sampler_seen_cache {
 
 /*
  * The first stack a tick found a thread in, kept whole (sampler_first_keep):
- * its frames, own iseqs and lines (innermost first), which of them are of
- * run-time compiled code (TCUM, counted root first over TWB frames, as a
- * capture's are), and its labels and capture.
+ * its frames, own iseqs and lines (innermost first), and its labels and
+ * capture.
  */
 struct sampler_first {
 	int label_set, capture;
-	int depth, transient, twb;
+	int depth;
 	VALUE *frames, *owns;
 	int *lines;
-	uint16_t *tcum;
 };
 
 /* Per Ruby thread; lives in the thread's specific storage. */
@@ -350,8 +348,8 @@ struct sampler_thread {
 	 * job that needs it; NULL before. */
 	struct sampler_seen_cache *seen;
 	/* The first stack a tick found it in, for its end
-	 * (sampler_bill_end); NULL before, and for a thread of another
-	 * Ractor or without aggregation. */
+	 * (sampler_bill_end); NULL before, and for the main thread, a
+	 * thread of another Ractor, or without aggregation. */
 	struct sampler_first *first;
 	struct sampler_thread *next;
 	struct sampler_thread **pprev;

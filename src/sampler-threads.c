@@ -416,8 +416,6 @@ sampler_mark(void *ptr)
 	for (td = sampler.threads; td != NULL; td = td->next) {
 		for (j = 0; j < td->depth; j++)
 			sampler_resolved_keep(td->stack[j], td->own[j]);
-		for (j = 0; td->first != NULL && j < td->first->depth; j++)
-			sampler_resolved_keep(td->first->frames[j], td->first->owns[j]);
 	}
 	sampler_resolved_mark();
 	for (td = sampler.threads; td != NULL; td = td->next) {
