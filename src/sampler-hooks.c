@@ -656,8 +656,8 @@ sampler_bill_rest_as_seen(struct sampler_thread *td, int64_t now)
  * first woke, took its end).  Where no first stack was kept (a thread of
  * another Ractor; --timeline or --no-aggregate, whose samples are spans
  * that end where they are drawn; a thread every tick found in code that
- * runs once), the stack seen last, under its labels; where no sample ever saw
- * one, TD's empty pseudo-frame ("(unsampled thread)").
+ * runs once), the stack seen last, under its labels; where no sample
+ * ever saw one, TD's empty pseudo-frame ("(unsampled thread)").
  */
 static void
 sampler_bill_end(struct sampler_thread *td, int64_t now)
