@@ -395,6 +395,31 @@ sampler_tick_mono(uint_fast64_t tick, void *vm_thread)
  * renamed (sampler_capture_end), and one read before may be of one that
  * has since.
  */
+/*
+ * Whether tick TICK noted TD in another capture than TD's now (in the
+ * job): the one it was in has ended since, so every frame the tick found
+ * above the frame that opened it has returned, and a frame at the same
+ * place now is a later call's.  Its frames are not put back then: put
+ * back on the next request's Rperf::Rack#call (the same iseq at the same
+ * depth), the last work of a request went with the labels of the next,
+ * set before its endpoint was (t0805 check 8: 1 run in 12 here under
+ * load).
+ */
+static int
+sampler_tick_other_capture(uint_fast64_t tick, const struct sampler_thread *td)
+{
+	uint_fast64_t before = sampler_tick_note_open(tick), labels;
+	uintptr_t th;
+
+	if (before == 0)
+		return 0;
+	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
+	labels = atomic_load_explicit(&sampler_note.labels, memory_order_relaxed);
+	return atomic_load_explicit(&sampler_note.labels_held, memory_order_relaxed) &&
+	    sampler_tick_note_held(before, th, td->vm_thread) &&
+	    (int)(uint32_t)labels != td->capture;
+}
+
 int
 sampler_tick_noted_labels(uint_fast64_t tick, const struct sampler_thread *td)
 {
@@ -1377,6 +1402,7 @@ sampler_tick_cut(struct sampler_thread *td, uint_fast64_t tick, int *seen)
 
 	*seen = 0;
 	if (!sampler_frames_mirrored() || td->depth < 1 ||
+	    sampler_tick_other_capture(tick, td) ||
 	    !sampler_tick_noted(tick, td->vm_thread, &noted))
 		return 0;
 	changed = noted.iseq == 0 ? sampler_tick_cut_c(td, &noted) :
