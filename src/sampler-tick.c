@@ -397,9 +397,11 @@ sampler_tick_mono(uint_fast64_t tick, void *vm_thread)
  */
 /*
  * Whether tick TICK noted TD in another capture than TD's now (in the
- * job): the one it was in has ended since, so every frame the tick found
- * above the frame that opened it has returned, and a frame at the same
- * place now is a later call's.  Its frames are not put back then: put
+ * job).  Where the one it was in has ended since, every frame the tick
+ * found above the frame that opened it has returned, and a frame at the
+ * same place now is a later call's; where one began since, the tick's
+ * time is before it, as a capture's first sample may carry (see
+ * sampler-capture.c).  Its frames are not put back then: put
  * back on the next request's Rperf::Rack#call (the same iseq at the same
  * depth), the last work of a request went with the labels of the next,
  * set before its endpoint was (t0805 check 8: 1 run in 12 here under
