@@ -383,6 +383,45 @@ sampler_tick_mono(uint_fast64_t tick, void *vm_thread)
 	return sampler_tick_note_held(before, th, vm_thread) ? mono : 0;
 }
 
+/* The labels word tick TICK noted for TD (its label set in the high half,
+ * its capture in the low) into *LABELS: 1, or 0 where the tick noted
+ * none for TD, or the note has been rewritten since. */
+static int
+sampler_tick_note_labels(uint_fast64_t tick, const struct sampler_thread *td,
+    uint_fast64_t *labels)
+{
+	uint_fast64_t before = sampler_tick_note_open(tick);
+	uintptr_t th;
+	int held;
+
+	if (before == 0)
+		return 0;
+	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
+	*labels = atomic_load_explicit(&sampler_note.labels, memory_order_relaxed);
+	held = atomic_load_explicit(&sampler_note.labels_held, memory_order_relaxed);
+	return held && sampler_tick_note_held(before, th, td->vm_thread);
+}
+
+/*
+ * Whether tick TICK noted TD in another capture than TD's now (in the
+ * job).  Where the one it was in has ended since, every frame the tick
+ * found above the frame that opened it has returned, and a frame at the
+ * same place now is a later call's; where one began since, the tick's
+ * time is before it, as a capture's first sample may carry (see
+ * sampler-capture.c).  Its frames are not put back then: put back on
+ * the next request's Rperf::Rack#call (the same iseq at the same depth),
+ * the last work of a request went with the labels of the next, set
+ * before its endpoint was (t0805 check 8: 1 run in 12 here under load).
+ */
+static int
+sampler_tick_other_capture(uint_fast64_t tick, const struct sampler_thread *td)
+{
+	uint_fast64_t labels;
+
+	return sampler_tick_note_labels(tick, td, &labels) &&
+	    (int)(uint32_t)labels != td->capture;
+}
+
 /*
  * The label set to bill the time up to tick TICK under, for TD (in the
  * job): the one TD had at the tick, where the tick noted it and TD is in
@@ -395,46 +434,12 @@ sampler_tick_mono(uint_fast64_t tick, void *vm_thread)
  * renamed (sampler_capture_end), and one read before may be of one that
  * has since.
  */
-/*
- * Whether tick TICK noted TD in another capture than TD's now (in the
- * job).  Where the one it was in has ended since, every frame the tick
- * found above the frame that opened it has returned, and a frame at the
- * same place now is a later call's; where one began since, the tick's
- * time is before it, as a capture's first sample may carry (see
- * sampler-capture.c).  Its frames are not put back then: put
- * back on the next request's Rperf::Rack#call (the same iseq at the same
- * depth), the last work of a request went with the labels of the next,
- * set before its endpoint was (t0805 check 8: 1 run in 12 here under
- * load).
- */
-static int
-sampler_tick_other_capture(uint_fast64_t tick, const struct sampler_thread *td)
-{
-	uint_fast64_t before = sampler_tick_note_open(tick), labels;
-	uintptr_t th;
-
-	if (before == 0)
-		return 0;
-	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
-	labels = atomic_load_explicit(&sampler_note.labels, memory_order_relaxed);
-	return atomic_load_explicit(&sampler_note.labels_held, memory_order_relaxed) &&
-	    sampler_tick_note_held(before, th, td->vm_thread) &&
-	    (int)(uint32_t)labels != td->capture;
-}
-
 int
 sampler_tick_noted_labels(uint_fast64_t tick, const struct sampler_thread *td)
 {
-	uint_fast64_t before = sampler_tick_note_open(tick), labels;
-	uintptr_t th;
-	int held;
+	uint_fast64_t labels;
 
-	if (before == 0)
-		return td->label_set;
-	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
-	labels = atomic_load_explicit(&sampler_note.labels, memory_order_relaxed);
-	held = atomic_load_explicit(&sampler_note.labels_held, memory_order_relaxed);
-	if (!sampler_tick_note_held(before, th, td->vm_thread) || !held ||
+	if (!sampler_tick_note_labels(tick, td, &labels) ||
 	    (int)(uint32_t)labels != td->capture)
 		return td->label_set;
 	return (int)(uint32_t)(labels >> 32);
