@@ -142,8 +142,10 @@
  * of one that ended (sampler_thread_create). */
 #define SAMPLER_THREAD_KEYS	1000
 
-/* Buffer this many samples before handing them to the worker. */
+/* Buffer this many samples, or this many frames, before handing them to
+ * the worker (sampler_swap_locked). */
 #define SAMPLER_SWAP_THRESHOLD	1024
+#define SAMPLER_SWAP_FRAMES	4096
 /* States whose last sample a sample of the same key may add to: the
  * thread states of aggregate.h (AGG_STATE_NORMAL to _GC_SWEEP). */
 #define SAMPLER_LAST_STATES	(AGG_STATE_GC_SWEEP + 1)
