@@ -97,12 +97,23 @@ test_expect_success 'a C block put back is named as the jobs name it' '
 # the tick found under Array#each was put back on Array#size, which
 # never calls a block (120-145 ms of 1.5 s; none now here, 0-0.25% in an
 # ASan build, whose CI run read 2.6% before entries the worker was not
-# sure of were no longer taken as a match).
+# sure of were no longer taken as a match).  The median of three runs:
+# the Ruby 3.3 build read 3.2% once in a CI run, under the load of its
+# ASan leg (0-0.22% in ten runs right after, under the same load, five
+# of that build and five of the commit its session began from).
 test_expect_success 'a C method is not taken for another called at its place' '
-	grep -v "^(ruby boot)" ic.folded >ic.all &&
-	grep "Array#size;Enumerable#each_slice;" ic.all >ic.size || : &&
-	awk -v s="$(folded_sum ic.size)" -v a="$(folded_sum ic.all)" "BEGIN {
-		printf \"Array#size over a block: %.2f%%\\n\", 100 * s / a; exit !(s < 0.02 * a) }"
+	: >ic.shares &&
+	for i in 1 2 3; do
+		if test $i -gt 1; then
+			"$RPERF" record -q -o ic.folded "$FIXTURES/ifunc_chain.rb" 1.5 || exit 1
+		fi &&
+		grep -v "^(ruby boot)" ic.folded >ic.all &&
+		{ grep "Array#size;Enumerable#each_slice;" ic.all >ic.size || :; } &&
+		awk -v s="$(folded_sum ic.size)" -v a="$(folded_sum ic.all)" "BEGIN {
+			printf \"%.2f\\n\", 100 * s / a }" >>ic.shares || exit 1
+	done &&
+	echo "Array#size over a block (%): $(tr "\n" " " <ic.shares)" &&
+	awk -v m="$(median3 ic.shares)" "BEGIN { exit !(m < 2) }"
 '
 
 test_done
