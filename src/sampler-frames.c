@@ -1100,8 +1100,9 @@ sampler_frames_qualified(VALUE frame, VALUE method)
  * rb_profile_frame_full_label(FRAME), the same name in the same steps
  * (Ruby 3.3's and 3.4's), its strings joined by rb_str_cat: Ruby's
  * rb_sprintf, which it joins them with, took some 18,000 instructions a
- * call, 15,000 a frame named in all (a one-line script's profile: 0.8 M
- * of the 1.8 M its build and write took).
+ * call naming a one-line script's frames (0.84 M of the 1.84 M its
+ * stop, build and write took; 0.07 M of 1.08 M with this), and the
+ * naming of a short psych run went 0.37 M -> 0.17 M.
  */
 static VALUE
 sampler_frames_full_label(VALUE frame)
