@@ -367,39 +367,56 @@ sampler_tick_prefetch(void)
 		__builtin_prefetch(&sampler_note.chain[i], 0, 3);
 }
 
+/* The words tick TICK noted beside the frame of the thread whose VM
+ * record is VM_THREAD (in the job): the monotonic time it read, and its
+ * labels word (label set in the high half, capture in the low) and
+ * whether those labels were the holder's own. */
+struct sampler_note_words {
+	int64_t mono;
+	uint_fast64_t labels;
+	int labels_held;
+};
+
+/* Read them into *W: 1, or 0 where the tick noted none for VM_THREAD or
+ * the note has been rewritten since. */
+static int
+sampler_tick_note_words(uint_fast64_t tick, void *vm_thread, struct sampler_note_words *w)
+{
+	uint_fast64_t before = sampler_tick_note_open(tick);
+	uintptr_t th;
+
+	if (before == 0)
+		return 0;
+	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
+	w->mono = atomic_load_explicit(&sampler_note.mono, memory_order_relaxed);
+	w->labels = atomic_load_explicit(&sampler_note.labels, memory_order_relaxed);
+	w->labels_held = atomic_load_explicit(&sampler_note.labels_held, memory_order_relaxed);
+	return sampler_tick_note_held(before, th, vm_thread);
+}
+
 /* The monotonic time of tick TICK, read when it noted the frame of the
  * thread whose VM record is VM_THREAD (in the job): 0 if it noted none. */
 int64_t
 sampler_tick_mono(uint_fast64_t tick, void *vm_thread)
 {
-	uint_fast64_t before = sampler_tick_note_open(tick);
-	uintptr_t th;
-	int64_t mono;
+	struct sampler_note_words w;
 
-	if (before == 0)
-		return 0;
-	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
-	mono = atomic_load_explicit(&sampler_note.mono, memory_order_relaxed);
-	return sampler_tick_note_held(before, th, vm_thread) ? mono : 0;
+	return sampler_tick_note_words(tick, vm_thread, &w) ? w.mono : 0;
 }
 
-/* The labels word tick TICK noted for TD (its label set in the high half,
- * its capture in the low) into *LABELS: 1, or 0 where the tick noted
- * none for TD, or the note has been rewritten since. */
+/* The labels word tick TICK noted for TD into *LABELS: 1, or 0 where the
+ * tick noted none for TD, its labels were not held, or the note has been
+ * rewritten since. */
 static int
 sampler_tick_note_labels(uint_fast64_t tick, const struct sampler_thread *td,
     uint_fast64_t *labels)
 {
-	uint_fast64_t before = sampler_tick_note_open(tick);
-	uintptr_t th;
-	int held;
+	struct sampler_note_words w;
 
-	if (before == 0)
+	if (!sampler_tick_note_words(tick, td->vm_thread, &w) || !w.labels_held)
 		return 0;
-	th = atomic_load_explicit(&sampler_note.vm_thread, memory_order_relaxed);
-	*labels = atomic_load_explicit(&sampler_note.labels, memory_order_relaxed);
-	held = atomic_load_explicit(&sampler_note.labels_held, memory_order_relaxed);
-	return held && sampler_tick_note_held(before, th, td->vm_thread);
+	*labels = w.labels;
+	return 1;
 }
 
 /*
