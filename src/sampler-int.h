@@ -448,6 +448,9 @@ struct sampler {
 	atomic_int building;		/* a profile is being built: job idles */
 	int profile_depth;		/* nested Rperf.profile blocks */
 	int booting;			/* the script's first line is not reached */
+	/* Ruby's start-up is ticked at most SAMPLER_BOOT_HZ times a second
+	 * (sampler_tick_stride) until sampler_timer_boot_done clears it. */
+	atomic_int boot_slow;
 	int quiet_allocs;		/* rperf itself allocates: not sampled */
 	/* The frames seen on top when a script was compiled, and the type
 	 * bits of such a frame (a method entry), for the job's test. */
@@ -645,6 +648,7 @@ int sampler_timer_start(char *err, size_t errlen);
 void sampler_timer_set(int on);
 /* A thread took the GVL: restart the timer if an idle tick stopped it. */
 void sampler_timer_resume(void);
+void sampler_timer_boot_done(void);
 /* Delete the timer, stop the worker, restore the signal handlers. */
 void sampler_timer_release(void);
 /* Tell the worker thread to end (noting its CPU time), once it is out

@@ -116,8 +116,10 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 	sampler_worker_reap(0);		/* its lock and condition are about to go */
 	memset(&sampler, 0, sizeof sampler);
 	sampler.cfg = *cfg;
-	/* A forked child's script runs on: no clock check now. */
+	/* A forked child's script runs on: no clock check now, and no
+	 * start-up to tick slowly. */
 	atomic_store(&sampler.probe_late, sampler_child_start);
+	atomic_store(&sampler.boot_slow, !sampler_child_start);
 	sampler.wrapper = Qfalse;
 	sampler.use_signal = cfg->signal > 0;
 	{
@@ -177,6 +179,7 @@ sampler_boot_done(void)
 	}
 	sampler.booting = 0;
 	atomic_store(&sampler.probe_late, 1);
+	sampler_timer_boot_done();
 }
 
 /* Whether sampling has started and not stopped, in this process. */

@@ -89,6 +89,33 @@ test_expect_success 'a low frequency takes fewer samples but the same total' '
 	test "$samples" -lt 200
 '
 
+# Ruby's start-up is ticked at most 100 times a second for its first
+# 250 ms (sampler-timer.c), the script at the full rate from its first
+# line: a one-line script takes some ten ticks, not one a millisecond,
+# and the first 0.1 s of a script's CPU time are some 100 samples, not
+# ten.  The timer thread and the timer signal alike.
+test_expect_success 'start-up is ticked at 100 Hz, the script at the full rate' '
+	cat >spin.rb <<-EOF &&
+	c = Process::CLOCK_THREAD_CPUTIME_ID
+	s = Process.clock_gettime(c)
+	nil while Process.clock_gettime(c) - s < 0.1
+	boot = %q((ruby boot))
+	run = Rperf.snapshot[:samples].reject { |st, *| st.any? { |_, n| n == boot } }
+	puts run.size
+	EOF
+	for timer in --signal=false "--signal 40"; do
+		"$RPERF" record -q $timer -o one.txt --format text -e 1 &&
+		triggers=$(sed -n "s/^Triggers: *//p" one.txt | tr -d ,) &&
+		ms=$(sed -n "s/^Duration: *\([0-9.,]*\) ms.*/\1/p" one.txt | tr -d , | cut -d. -f1) &&
+		bound=$("$RUBY" -e "d = Integer(ARGV[0]); p [d, 250].min / 10 + [d - 250, 0].max + 3" "$ms") &&
+		"$RPERF" record -q $timer --timeline -o spin.pb.gz spin.rb >run_samples &&
+		echo "$timer: one-line script $ms ms, $triggers ticks (at most $bound); spin.rb $(cat run_samples) samples" &&
+		num_ge "$bound" "$triggers" &&
+		num_ge "$(cat run_samples)" 60 ||
+		return 1
+	done
+'
+
 # The timer stops while no thread holds the GVL (nothing to sample) and
 # starts again when one takes it: a second of sleep costs next to no
 # ticks, where the timer used to tick a thousand times, and a thread that

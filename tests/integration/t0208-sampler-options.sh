@@ -16,14 +16,14 @@ else
 fi
 
 test_expect_success '--no-aggregate keeps every sample with its time' '
-	"$RPERF" record -q --no-aggregate -o raw.txt "$FIXTURES/hot.rb" 1 &&
+	"$RPERF" record -q --no-aggregate -o raw.txt "$FIXTURES/hot.rb" 8 &&
 	"$RPERF" record -q --no-aggregate -o raw.folded "$FIXTURES/hot.rb" 1 &&
 	"$RUBY" -e "
 		s = nil
 		File.foreach(ARGV[0]) { |l| s = Integer(l[/^Samples: *([\d,]+)/, 1].delete(\",\")) if l.start_with?(\"Samples:\") }
 		raise \"few samples: #{s}\" unless s > 100" raw.txt &&
 	"$RPERF" record -q --no-aggregate -o r.pb.gz -e "
-		def spin = 3_000_000.times.sum
+		def spin = 10_000_000.times.sum
 		spin; p Rperf.snapshot[:samples].map { |_, _, _, l| l[%q(timestamp)] }.compact.size > 100" >out &&
 	test_grep "^true$" out
 '
