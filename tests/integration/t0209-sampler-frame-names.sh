@@ -95,12 +95,15 @@ test_expect_success 'a C block put back is named as the jobs name it' '
 # each_slice calls Array#size, then Array#each, on one receiver at the
 # same place: the frame of the one was taken for the other's, and what
 # the tick found under Array#each was put back on Array#size, which
-# never calls a block (120-145 ms of 1.5 s; none now here, 0-0.25% in an
-# ASan build, whose CI run read 2.6% before entries the worker was not
-# sure of were no longer taken as a match).  The median of three runs:
-# the Ruby 3.3 build read 3.2% once in a CI run, under the load of its
-# ASan leg (0-0.22% in ten runs right after, under the same load, five
-# of that build and five of the commit its session began from).
+# never calls a block (120-145 ms of 1.5 s, 8-10%; none now here, 0-0.25%
+# in an ASan build, whose CI run read 2.6% before entries the worker was
+# not sure of were no longer taken as a match).  What is left is a frame
+# read from another CPU as the thread leaves it and calls the next
+# method at its place: the Ruby 3.3 build read 3.2% once in a CI run;
+# an ASan build 2.15% as the median of three in another, and twenty runs
+# each of that commit's ASan build and of its parent's, interleaved,
+# read 0-2.6% (means 1.3% and 0.85%; 0-1.2% without ASan).  So the
+# median of three runs, under 4%: well below what the fault gave.
 test_expect_success 'a C method is not taken for another called at its place' '
 	: >ic.shares &&
 	for i in 1 2 3; do
@@ -113,7 +116,7 @@ test_expect_success 'a C method is not taken for another called at its place' '
 			printf \"%.2f\\n\", 100 * s / a }" >>ic.shares || exit 1
 	done &&
 	echo "Array#size over a block (%): $(tr "\n" " " <ic.shares)" &&
-	awk -v m="$(median3 ic.shares)" "BEGIN { exit !(m < 2) }"
+	awk -v m="$(median3 ic.shares)" "BEGIN { exit !(m < 4) }"
 '
 
 test_done
