@@ -191,7 +191,7 @@ sampler_worker_wake(void)
  * Each sample weighs the time since the thread's last, so the totals stay
  * exact and only the start-up's breakdown is coarser.  The ticks cost the
  * start-up more than their jobs: it takes a page fault every few
- * microseconds, and on the VMs here a fault takes some 3 us longer while
+ * microseconds, and on the VMs here a fault takes 3.5-5 us longer while
  * the other CPU wakes a thousand times a second, whoever wakes it (a 1 kHz
  * sleeper in another process cost a one-line script ~2 ms).  A one-line
  * script took ~4.8 ms longer to reach its first line at 1000 Hz than at
