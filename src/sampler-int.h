@@ -447,10 +447,10 @@ struct sampler {
 	atomic_int armed;		/* the timer runs and hooks record */
 	atomic_int building;		/* a profile is being built: job idles */
 	int profile_depth;		/* nested Rperf.profile blocks */
-	int booting;			/* the script's first line is not reached */
-	/* Ruby's start-up is ticked at most SAMPLER_BOOT_HZ times a second
-	 * (sampler_tick_stride) until sampler_timer_boot_done clears it. */
-	atomic_int boot_slow;
+	/* The script's first line is not reached: Ruby's start-up, ticked at
+	 * most SAMPLER_BOOT_HZ times a second (sampler_tick_stride, which
+	 * the worker and the timer signal's handler read). */
+	atomic_int booting;
 	int quiet_allocs;		/* rperf itself allocates: not sampled */
 	/* The frames seen on top when a script was compiled, and the type
 	 * bits of such a frame (a method entry), for the job's test. */

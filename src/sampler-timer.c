@@ -207,7 +207,7 @@ sampler_worker_wake(void)
 static int64_t
 sampler_tick_stride(int64_t now)
 {
-	if (sampler.cfg.frequency <= SAMPLER_BOOT_HZ || !atomic_load(&sampler.boot_slow) ||
+	if (sampler.cfg.frequency <= SAMPLER_BOOT_HZ || !atomic_load(&sampler.booting) ||
 	    now - sampler.start_mono >= SAMPLER_BOOT_SLOW_NS)
 		return 1;
 	return (sampler.cfg.frequency + SAMPLER_BOOT_HZ - 1) / SAMPLER_BOOT_HZ;
@@ -246,13 +246,13 @@ sampler_timer_resume(void)
 	sampler_timer_arm(sampler_next_tick(util_mono_ns()));
 }
 
-/* The script's first line is next: tick at the full rate from now on,
- * not after the start-up's stride (the worker takes up the grid). */
+/* The script's first line is next (booting was just cleared): tick at
+ * the full rate from now on, not after the start-up's stride (the worker
+ * takes up the grid). */
 void
 sampler_timer_boot_done(void)
 {
-	if (!atomic_exchange(&sampler.boot_slow, 0) ||
-	    atomic_load(&sampler.timer_state) != SAMPLER_TIMER_ON)
+	if (atomic_load(&sampler.timer_state) != SAMPLER_TIMER_ON)
 		return;
 	if (!sampler.use_signal) {
 		sampler_worker_wake();

@@ -117,9 +117,9 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 	memset(&sampler, 0, sizeof sampler);
 	sampler.cfg = *cfg;
 	/* A forked child's script runs on: no clock check now, and no
-	 * start-up to tick slowly. */
+	 * start-up to tick slowly (set before the timer starts). */
 	atomic_store(&sampler.probe_late, sampler_child_start);
-	atomic_store(&sampler.boot_slow, !sampler_child_start);
+	atomic_store(&sampler.booting, !sampler_child_start);
 	sampler.wrapper = Qfalse;
 	sampler.use_signal = cfg->signal > 0;
 	{
@@ -156,7 +156,6 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 		sampler_teardown();
 		return -1;
 	}
-	sampler.booting = 1;
 	if (!cfg->defer && cfg->delay_ns <= 0)
 		sampler_arm(1);
 	return 0;
@@ -453,6 +452,5 @@ sampler_restart_in_child(char *err, size_t errlen)
 	sampler_child_start = 0;
 	if (rc != 0)
 		return -1;
-	sampler.booting = 0;	/* the child goes on with the script */
 	return 0;
 }
