@@ -432,6 +432,19 @@ sampler_record(struct sampler_thread *td, int64_t weight, int state)
 	sampler_record_until(td, weight, state, 0);
 }
 
+/* Bill the blocked and waiting spans TD's releases carried
+ * (sampler_carry_release) with the sample just recorded of its stack,
+ * the span ending at END (0: now). */
+static void
+sampler_record_carried(struct sampler_thread *td, int64_t end)
+{
+	if (td->carry_blocked == 0 && td->carry_wait == 0)
+		return;
+	sampler_record_until(td, td->carry_blocked, AGG_STATE_GVL_BLOCKED, end);
+	sampler_record_until(td, td->carry_wait, AGG_STATE_GVL_WAIT, end);
+	td->carry_blocked = td->carry_wait = 0;
+}
+
 /*
  * Every frame the tables and caches keep was captured here first, so
  * here it goes through sampler_wb.  That reads each frame object's
@@ -574,6 +587,9 @@ sampler_bill_release(struct sampler_thread *td, int64_t now, int carry)
 	struct agg_gvl_split split;
 
 	agg_split_gvl(td->prev, td->suspended_at, td->ready_at, now, &split);
+	split.blocked += td->carry_blocked;
+	split.wait += td->carry_wait;
+	td->carry_blocked = td->carry_wait = 0;
 	/* Each part stamped with its own end (--no-aggregate).  Under one
 	 * hold of the (recursive) lock. */
 	pthread_mutex_lock(&sampler.lock);
@@ -588,6 +604,41 @@ sampler_bill_release(struct sampler_thread *td, int64_t now, int carry)
 }
 
 /*
+ * TD's release of the GVL in Ruby's start-up (before the script's first
+ * line) ends at NOW (RESUMED, wall mode): when it was short, leave all
+ * of it to TD's next sample, its running span as sampler_bill_release
+ * carries it and its blocked and waiting spans beside it, to be billed
+ * in their own states to the stack of that sample; 1.  Start-up lets the
+ * GVL go around each file it reads, some 2,000 times for a one-line
+ * script, each for a few microseconds: a capture of some 40 frames and
+ * three samples at each (1.3-2 us a release, 2.3 M instructions in all,
+ * and the worker's tables and the profile as many stacks more) cost
+ * more than the releases, where start-up's ticks come only 100 times a
+ * second (sampler_tick_stride).  A release longer than a sampling period
+ * (the start-up of a library that sleeps, waits on a socket) is billed
+ * where it let the GVL go, as after start-up: 0.  Not for what
+ * sampler_bill_release carries nothing of (a thread of another Ractor,
+ * --timeline or --no-aggregate).
+ */
+static int
+sampler_carry_release(struct sampler_thread *td, int64_t now)
+{
+	struct agg_gvl_split split;
+
+	if (!atomic_load_explicit(&sampler.booting, memory_order_relaxed) ||
+	    td->ractor != 0 || !sampler.cfg.aggregate)
+		return 0;
+	agg_split_gvl(td->prev, td->suspended_at, td->ready_at, now, &split);
+	if (split.blocked + split.wait >= sampler_period_ns())
+		return 0;
+	td->carry += split.running;
+	td->carry_blocked += split.blocked;
+	td->carry_wait += split.wait;
+	td->suspended = 0;
+	return 1;
+}
+
+/*
  * Bill what TD has not been billed up to NOW.  A thread off the GVL is
  * billed as the RESUMED hook would, but for the time it ran before the
  * release, billed with it: no sample of it is to come.  TD's stack is
@@ -599,7 +650,10 @@ sampler_bill_rest(struct sampler_thread *td, int64_t now)
 	if (sampler.cfg.mode == SAMPLER_WALL && td->suspended) {
 		sampler_bill_release(td, now, 0);
 	} else {
+		pthread_mutex_lock(&sampler.lock);
 		sampler_record(td, now - td->prev + td->carry, AGG_STATE_NORMAL);
+		sampler_record_carried(td, 0);
+		pthread_mutex_unlock(&sampler.lock);
 		td->carry = 0;
 	}
 	td->prev = now;
@@ -720,8 +774,12 @@ sampler_bill_end(struct sampler_thread *td, int64_t now)
 	o.owns = f->owns;
 	o.lines = f->lines;
 	o.depth = f->depth;
+	pthread_mutex_lock(&sampler.lock);
 	sampler_record_of(&o, now - td->prev + td->carry, AGG_STATE_NORMAL, 0);
-	td->carry = 0;
+	sampler_record_of(&o, td->carry_blocked, AGG_STATE_GVL_BLOCKED, 0);
+	sampler_record_of(&o, td->carry_wait, AGG_STATE_GVL_WAIT, 0);
+	pthread_mutex_unlock(&sampler.lock);
+	td->carry = td->carry_blocked = td->carry_wait = 0;
 	td->prev = now;
 }
 
@@ -995,6 +1053,7 @@ sampler_job(void *arg)
 				td->label_set = sampler_tick_noted_labels(triggers, td);
 			sampler_record_from(td, upto - td->prev + td->carry, AGG_STATE_NORMAL,
 			    end, 1);
+			sampler_record_carried(td, end);
 			td->label_set = label_set;
 			td->prev = upto;
 			td->carry = 0;
@@ -1184,8 +1243,10 @@ sampler_gvl_hook(rb_event_flag_t event, const rb_internal_thread_event_data_t *d
 	if (!td->suspended)
 		return;
 	now = util_mono_ns();
-	sampler_capture(td, data->thread == rb_thread_current());
-	sampler_bill_release(td, now, td->ractor == 0 && sampler.cfg.aggregate);
+	if (!sampler_carry_release(td, now)) {
+		sampler_capture(td, data->thread == rb_thread_current());
+		sampler_bill_release(td, now, td->ractor == 0 && sampler.cfg.aggregate);
+	}
 	td->prev = now;
 }
 

@@ -307,6 +307,10 @@ struct sampler_thread {
 	 * OFF_AT (its PREV then), summed by RESUMED; and the time a sample
 	 * left to the next one of its own (added to it). */
 	int64_t suspended_cpu, off_cpu, off_at, carry;
+	/* In wall mode, the blocked and waiting spans of releases of the
+	 * GVL in Ruby's start-up left to its next sample, as CARRY is (see
+	 * sampler_carry_release), billed beside it in their own states. */
+	int64_t carry_blocked, carry_wait;
 	/* The stack last captured on this thread (for the job, the hooks
 	 * and the time left at exit or stop). */
 	int depth;

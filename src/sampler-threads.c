@@ -321,6 +321,7 @@ sampler_reset_baselines(void)
 		td->prev = td->thread == current ? sampler_clock_self(td) : sampler_clock(td);
 		td->suspended = 0;
 		td->suspended_cpu = td->off_cpu = td->carry = 0;
+		td->carry_blocked = td->carry_wait = 0;
 	}
 }
 

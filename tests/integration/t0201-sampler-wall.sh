@@ -92,4 +92,24 @@ test_expect_success 'a label ending in a release is not billed the running time 
 	test "$pct" -lt 50
 '
 
+test_expect_success 'start-up carries its short releases to its samples, not a long one' '
+	# Ruby lets the GVL go around each file it reads in start-up, some
+	# 2,000 times for a one-line script: these wait for the next sample
+	# (sampler_carry_release), which bills their blocked and waiting
+	# time in those states (1,400 samples a one-line script before).
+	"$RPERF" record -q -m wall -o b.pb.gz -e 1 &&
+	"$RPERF" report --sample-index samples --format folded -o bn.folded b.pb.gz &&
+	"$RPERF" report --format folded -o bt.folded b.pb.gz &&
+	n=$(folded_sum bn.folded "^\(ruby boot\)") &&
+	blocked=$(folded_sum bt.folded "^\(ruby boot\).*;\[GVL blocked\] ") &&
+	echo "start-up: $n samples, $blocked ns blocked" &&
+	test "$n" -le 300 && test "$blocked" -gt 0 &&
+	# A library that sleeps as it loads is billed where it slept.
+	echo "sleep 0.2" >nap.rb &&
+	"$RPERF" record -q -m wall -o nap.folded -r ./nap.rb -e 1 &&
+	slept=$(folded_sum nap.folded "^\(ruby boot\).*;Kernel#sleep;\[GVL blocked\] ") &&
+	echo "slept $slept" &&
+	num_ge "$slept" 195000000
+'
+
 test_done
