@@ -502,10 +502,8 @@ sampler_window_enable(void)
 			step = SAMPLER_WINDOW_STEP;
 	}
 	sampler.window_step = step * 1000000000LL;
-	pthread_mutex_lock(&sampler.worker_mutex);
 	atomic_store(&sampler.window_on, 1);
-	pthread_cond_broadcast(&sampler.worker_cond);
-	pthread_mutex_unlock(&sampler.worker_mutex);
+	sampler_worker_kick();
 }
 
 /* The next window copy is due then (read by the worker). */

@@ -420,8 +420,8 @@ sampler_swap_locked(void)
 		atomic_store(&sampler.active, active ^ 1);
 		sampler.swaps++;
 		atomic_store(&sampler.swap_pending, 1);
-		pthread_cond_signal(&sampler.worker_cond);
 		pthread_mutex_unlock(&sampler.worker_mutex);
+		sampler_worker_kick();
 	}
 }
 

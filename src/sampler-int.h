@@ -525,9 +525,13 @@ struct sampler {
 	 * code): from then on the allocation table is shared. */
 	atomic_int ractors_seen;
 
-	/* worker hand-off */
+	/* worker hand-off: worker_mutex guards the worker's state;
+	 * worker_cond wakes those who wait for the worker (worker_busy,
+	 * swap_pending); the worker itself sleeps on worker_seq, which
+	 * sampler_worker_kick moves on (see sampler_worker_sleep). */
 	pthread_mutex_t worker_mutex;
 	pthread_cond_t worker_cond;
+	atomic_uint worker_seq;
 	int quit;
 	int worker_busy;		/* folding or probing, without worker_mutex */
 	/* Told to end, the worker may still take a timer signal already
@@ -663,6 +667,8 @@ void sampler_worker_quit(void);
 void sampler_worker_reap(int forked);
 /* Wait until the worker has folded any buffer handed to it. */
 void sampler_wait_worker(void);
+/* Have the worker look at its state again, changed just before. */
+void sampler_worker_kick(void);
 /* Fold both buffers into the tables (the worker is idle or gone). */
 void sampler_drain(void);
 /* Free the buffers and the tables; DROP: forget the large ones (a forked
