@@ -257,6 +257,21 @@ sampler_next_tick(int64_t now)
 	return anchor + ((now - anchor) / period + 1) * period;
 }
 
+/* The grid point of the tick after the one at GRID, at NOW: a stride of
+ * periods on; far behind (the machine was busy), the next on the grid
+ * after NOW, the periods missed skipped.  The worker's rule and the
+ * timer signal's alike.  Async-signal-safe. */
+static int64_t
+sampler_grid_after(int64_t grid, int64_t now)
+{
+	int64_t period = sampler_period_ns();
+
+	grid += period * sampler_tick_stride(now);
+	if (now - grid > 10 * period)
+		grid = sampler_next_tick(now);
+	return grid;
+}
+
 /*
  * Restart a stopped timer on the ticks it would have had: the next one
  * on the grid of periods from its start, not a period from now.  A
@@ -312,20 +327,14 @@ sampler_tick(void)
 }
 
 /* In the timer signal's handler, after a tick: arm the timer for the
- * next period's tick, unless the tick paused it or it was stopped (a
- * restart arms it afresh).  Far behind (the machine was busy), it skips
- * the periods missed, as the worker does. */
+ * next tick (sampler_grid_after), unless the tick paused it or it was
+ * stopped (a restart arms it afresh). */
 static void
 sampler_timer_rearm(void)
 {
-	int64_t period = sampler_period_ns(), now = util_mono_ns();
-	int64_t grid = atomic_load(&sampler.timer_grid) + period * sampler_tick_stride(now);
-
 	if (atomic_load(&sampler.timer_state) != SAMPLER_TIMER_ON)
 		return;
-	if (now - grid > 10 * period)
-		grid = sampler_next_tick(now);
-	sampler_timer_arm(grid);
+	sampler_timer_arm(sampler_grid_after(atomic_load(&sampler.timer_grid), util_mono_ns()));
 }
 
 /* The timer signal's handler: a tick, or, sent by the worker to a thread
@@ -471,7 +480,6 @@ sampler_worker_probe(void)
 static void *
 sampler_worker_main(void *arg)
 {
-	int64_t period = sampler_period_ns();
 	int64_t next_tick = 0, tick_at = 0, next_interval = util_mono_ns() + sampler.cfg.interval_ns;
 	int64_t arm_at = sampler.cfg.delay_ns > 0 ? sampler.start_mono + sampler.cfg.delay_ns : 0;
 	int64_t disarm_at = sampler.cfg.duration_ns > 0 ?
@@ -553,12 +561,7 @@ sampler_worker_main(void *arg)
 		now = util_mono_ns();
 		if (ticking && atomic_load(&sampler.armed) && now >= tick_at) {
 			sampler_tick();
-			next_tick += period * sampler_tick_stride(now);
-			/* Far behind (the machine was busy): skip the missed
-			 * periods, to the next on the grid, as the signal's
-			 * rearm does. */
-			if (now - next_tick > 10 * period)
-				next_tick = sampler_next_tick(now);
+			next_tick = sampler_grid_after(next_tick, now);
 			tick_at = sampler_tick_at(next_tick);
 		}
 		if (arm_at > 0 && now >= arm_at) {
