@@ -228,6 +228,68 @@ profile_eq_location(const struct profile *p, uint32_t id, const void *key)
 	return l->function == k->function && l->line == k->line;
 }
 
+/*
+ * The strings of a profile are kept in blocks, not one allocation each:
+ * a profile interns thousands of names, files and label values, and its
+ * strings are freed all at once.  In a forked child each small malloc
+ * took a chunk off the parent's free lists, writing a page of the
+ * parent's heap that was then copied.  The first block is small (a
+ * child's profile has a few hundred strings); each next one doubles, up
+ * to PROFILE_STRING_BLOCK_MAX; a longer string gets a block of its own.
+ */
+#define PROFILE_STRING_BLOCK_FIRST	4000
+#define PROFILE_STRING_BLOCK_MAX	(256 * 1024)
+
+struct profile_string_block {
+	struct profile_string_block *next;
+	size_t used, cap;
+	char data[];
+};
+
+/* A new block of CAP bytes for P's strings (not linked yet). */
+static struct profile_string_block *
+profile_string_block_new(struct profile *p, size_t cap)
+{
+	struct profile_string_block *b = xmalloc(sizeof *b + cap);
+
+	b->next = NULL;
+	b->used = 0;
+	b->cap = cap;
+	p->string_bytes += sizeof *b + cap;
+	return b;
+}
+
+/* A copy of S (LEN bytes, with no NUL) kept in P's blocks.  Strings go
+ * into the first block; one too long for the next block gets a block of
+ * its own, behind the first, which keeps its room. */
+static char *
+profile_string_keep(struct profile *p, const char *s, size_t len)
+{
+	struct profile_string_block *head = p->string_blocks, *b = head;
+	size_t cap;
+	char *copy;
+
+	if (b == NULL || b->cap - b->used < len + 1) {
+		cap = head == NULL ? PROFILE_STRING_BLOCK_FIRST : head->cap * 2;
+		if (cap > PROFILE_STRING_BLOCK_MAX)
+			cap = PROFILE_STRING_BLOCK_MAX;
+		if (len + 1 > cap && head != NULL) {
+			b = profile_string_block_new(p, len + 1);
+			b->next = head->next;
+			head->next = b;
+		} else {
+			b = profile_string_block_new(p, len + 1 > cap ? len + 1 : cap);
+			b->next = head;
+			p->string_blocks = b;
+		}
+	}
+	copy = b->data + b->used;
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	b->used += len + 1;
+	return copy;
+}
+
 struct profile *
 profile_new(void)
 {
@@ -235,7 +297,7 @@ profile_new(void)
 
 	p->strings_cap = 64;
 	p->strings = xcalloc(p->strings_cap, sizeof *p->strings);
-	p->strings[0] = xstrdup("");
+	p->strings[0] = profile_string_keep(p, "", 0);
 	p->nstrings = 1;
 	p->string_index = xcalloc(1, sizeof(struct profile_hash));
 	p->function_index = xcalloc(1, sizeof(struct profile_hash));
@@ -246,12 +308,14 @@ profile_new(void)
 void
 profile_free(struct profile *p)
 {
-	size_t i;
-
 	if (p == NULL)
 		return;
-	for (i = 0; i < p->nstrings; i++)
-		free(p->strings[i]);
+	while (p->string_blocks != NULL) {
+		struct profile_string_block *b = p->string_blocks;
+
+		p->string_blocks = b->next;
+		free(b);
+	}
 	free(p->strings);
 	profile_hash_free(p->string_index);
 	free(p->functions);
@@ -292,7 +356,7 @@ profile_intern_len(struct profile *p, const char *s, size_t len)
 	v = p->strings;
 	xgrow(&v, &p->strings_cap, p->nstrings + 1, sizeof *p->strings);
 	p->strings = v;
-	p->strings[p->nstrings] = xstrndup(s, len);
+	p->strings[p->nstrings] = profile_string_keep(p, s, len);
 	*slot = (uint32_t)p->nstrings;
 	t->n++;
 	return (str_id)p->nstrings++;
@@ -853,11 +917,7 @@ profile_hash_footprint(const void *v)
 size_t
 profile_footprint(const struct profile *p)
 {
-	/* malloc's smallest chunk on 64-bit glibc: each string costs that. */
-	const size_t min_string = 32;
-
-	return sizeof *p + p->strings_cap * sizeof *p->strings +
-	    p->nstrings * min_string +
+	return sizeof *p + p->strings_cap * sizeof *p->strings + p->string_bytes +
 	    profile_hash_footprint(p->string_index) +
 	    p->functions_cap * sizeof *p->functions +
 	    profile_hash_footprint(p->function_index) +

@@ -83,6 +83,8 @@ struct profile {
 	char **strings;
 	size_t nstrings, strings_cap;
 	void *string_index;	/* private: hash of strings -> id */
+	void *string_blocks;	/* private: where the strings are kept */
+	size_t string_bytes;	/* private: the blocks' size in all */
 
 	struct profile_function *functions;	/* functions[id - 1] */
 	size_t nfunctions, functions_cap;

@@ -52,6 +52,43 @@ START_TEST(test_intern_many)
 }
 END_TEST
 
+/* Strings of every length, some longer than a whole block of the
+ * string store, read back whole after all were added. */
+START_TEST(test_intern_blocks)
+{
+	struct profile *p = profile_new();
+	enum { N = 3000, LONG = 300 * 1024 };
+	char *big = malloc(LONG + 1), *want = malloc(LONG + 1);
+	str_id ids[N];
+	size_t len;
+	int i;
+
+	for (i = 0; i < N; i++) {
+		len = i % 500 == 7 ? LONG - (size_t)i : (size_t)(i * 37 % 2000) + 1;
+		memset(big, 'a' + i % 26, len);
+		snprintf(big, 16, "%d:", i);
+		big[strlen(big)] = 'x';
+		big[len] = '\0';
+		ids[i] = profile_intern(p, big);
+		ck_assert_uint_eq(ids[i], (str_id)i + 1);
+	}
+	for (i = 0; i < N; i++) {
+		len = i % 500 == 7 ? LONG - (size_t)i : (size_t)(i * 37 % 2000) + 1;
+		memset(want, 'a' + i % 26, len);
+		snprintf(want, 16, "%d:", i);
+		want[strlen(want)] = 'x';
+		want[len] = '\0';
+		ck_assert_uint_eq(strlen(profile_str(p, ids[i])), len);
+		ck_assert_int_eq(memcmp(profile_str(p, ids[i]), want, len + 1), 0);
+		ck_assert_uint_eq(profile_intern(p, want), ids[i]);
+	}
+	ck_assert_uint_ge(profile_footprint(p), (size_t)6 * LONG);
+	free(big);
+	free(want);
+	profile_free(p);
+}
+END_TEST
+
 START_TEST(test_functions_and_locations)
 {
 	struct profile *p = profile_new();
@@ -330,6 +367,7 @@ profile_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_intern);
 	tcase_add_test(tc, test_intern_many);
+	tcase_add_test(tc, test_intern_blocks);
 	tcase_add_test(tc, test_functions_and_locations);
 	tcase_add_test(tc, test_samples);
 	tcase_add_test(tc, test_comments);
