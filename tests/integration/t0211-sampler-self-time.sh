@@ -212,13 +212,14 @@ test_expect_success 'C methods keep their own time in a thread that switches fib
 # when last seen, often the other fiber, and then the right one, by then
 # past the work: the main side got 0.58-0.79 of its share of the two
 # (four runs here), and 1.00-1.07 once a fiber switch hook kept that
-# context current.  (stackprof: 0.99.)  The median of three runs: a
-# single one read 0.846 once in a local CI run.
-fibers_floor=0.85
-[ -n "${RPERF_SANITIZERS:-}" ] && fibers_floor=0.8
+# context current.  (stackprof: 0.99.)  It swings with the machine:
+# single runs read 0.79-1.21 in one hour here (means 1.02-1.05 over 16),
+# five in a row 1.12-1.50 in another, and the median of three 0.849 in a
+# distcheck run.  So the median of five, from 0.8 to 1.5: under the
+# fault the check was made for the main side keeps under 0.8.
 test_expect_success 'work in two fibers taking turns keeps each side its share' '
 	: >fshares &&
-	for run in 1 2 3; do
+	for run in 1 2 3 4 5; do
 		"$RPERF" record -q -o ft.folded "$FIXTURES/self_time_fibers.rb" 2 fclocks >/dev/null &&
 		main=$(grep -E ";Object#main_work( |;)" ft.folded | awk "{ s += \$NF } END { printf \"%.0f\", s }") &&
 		fiber=$(grep -E ";Object#fiber_work( |;)" ft.folded | awk "{ s += \$NF } END { printf \"%.0f\", s }") &&
@@ -230,8 +231,8 @@ test_expect_success 'work in two fibers taking turns keeps each side its share' 
 			printf \"%.3f\\n\", (m / f) / (cm / cf) }" >>fshares || exit 1
 	done &&
 	echo "main side: $(tr "\n" " " <fshares)of its share" &&
-	r=$(median3 fshares) &&
-	awk -v r="$r" -v floor="$fibers_floor" "BEGIN { exit !(r >= floor && r <= 1.3) }"
+	r=$(sort -n fshares | sed -n 3p) &&
+	awk -v r="$r" "BEGIN { exit !(r >= 0.8 && r <= 1.5) }"
 '
 
 # A loop of 0.3 ms of work and a 0.7 ms sleep, cpu mode.  The ticks
