@@ -52,39 +52,45 @@ START_TEST(test_intern_many)
 }
 END_TEST
 
+enum { BLOCKS_N = 3000, BLOCKS_LONG = 300 * 1024 };
+
+/* The Ith string of test_intern_blocks, written into BUF (BLOCKS_LONG + 1
+ * bytes): its length. */
+static size_t
+blocks_string(char *buf, int i)
+{
+	size_t len = i % 500 == 7 ? BLOCKS_LONG - (size_t)i : (size_t)(i * 37 % 2000) + 1;
+
+	memset(buf, 'a' + i % 26, len);
+	snprintf(buf, 16, "%d:", i);
+	buf[strlen(buf)] = 'x';
+	buf[len] = '\0';
+	return len;
+}
+
 /* Strings of every length, some longer than a whole block of the
  * string store, read back whole after all were added. */
 START_TEST(test_intern_blocks)
 {
 	struct profile *p = profile_new();
-	enum { N = 3000, LONG = 300 * 1024 };
-	char *big = malloc(LONG + 1), *want = malloc(LONG + 1);
-	str_id ids[N];
+	char *buf = malloc(BLOCKS_LONG + 1);
+	str_id ids[BLOCKS_N];
 	size_t len;
 	int i;
 
-	for (i = 0; i < N; i++) {
-		len = i % 500 == 7 ? LONG - (size_t)i : (size_t)(i * 37 % 2000) + 1;
-		memset(big, 'a' + i % 26, len);
-		snprintf(big, 16, "%d:", i);
-		big[strlen(big)] = 'x';
-		big[len] = '\0';
-		ids[i] = profile_intern(p, big);
+	for (i = 0; i < BLOCKS_N; i++) {
+		blocks_string(buf, i);
+		ids[i] = profile_intern(p, buf);
 		ck_assert_uint_eq(ids[i], (str_id)i + 1);
 	}
-	for (i = 0; i < N; i++) {
-		len = i % 500 == 7 ? LONG - (size_t)i : (size_t)(i * 37 % 2000) + 1;
-		memset(want, 'a' + i % 26, len);
-		snprintf(want, 16, "%d:", i);
-		want[strlen(want)] = 'x';
-		want[len] = '\0';
+	for (i = 0; i < BLOCKS_N; i++) {
+		len = blocks_string(buf, i);
 		ck_assert_uint_eq(strlen(profile_str(p, ids[i])), len);
-		ck_assert_int_eq(memcmp(profile_str(p, ids[i]), want, len + 1), 0);
-		ck_assert_uint_eq(profile_intern(p, want), ids[i]);
+		ck_assert_int_eq(memcmp(profile_str(p, ids[i]), buf, len + 1), 0);
+		ck_assert_uint_eq(profile_intern(p, buf), ids[i]);
 	}
-	ck_assert_uint_ge(profile_footprint(p), (size_t)6 * LONG);
-	free(big);
-	free(want);
+	ck_assert_uint_ge(profile_footprint(p), (size_t)6 * BLOCKS_LONG);
+	free(buf);
 	profile_free(p);
 }
 END_TEST
