@@ -149,16 +149,13 @@ sampler_first_keep(struct sampler_thread *td, const struct sampler_of *o)
 	pthread_mutex_unlock(&sampler.lock);
 }
 
-/* Append one sample of TD's current stack to the active buffer, with
- * the boot pseudo-frame at its root before the script's first line and
- * the no-frame one in place of an empty stack after; its time (kept with
- * --no-aggregate) is END, the CLOCK_MONOTONIC reading where the span it
- * bills ends, or now for 0.  TICK: the sample of a tick's job on TD, the
- * stack where the tick found it (the first is kept for TD's end; not a
- * release's or a wake-up's stack, which are not where ticks land). */
-static void
-sampler_record_from(struct sampler_thread *td, int64_t weight, int state, int64_t end,
-    int tick)
+/* What a sample of TD's current stack is of, under its labels and
+ * capture now.  A thread of another Ractor may get here, for itself,
+ * while a profile is built (the main thread bills every thread at the
+ * end, on purpose: that one goes in), so its seq is negative (looked at
+ * again under the lock). */
+static struct sampler_of
+sampler_of_stack(struct sampler_thread *td)
 {
 	struct sampler_of o = {
 		.td = td,
@@ -172,14 +169,28 @@ sampler_record_from(struct sampler_thread *td, int64_t weight, int state, int64_
 		.top = td->top,
 	};
 
-	if (weight <= 0)
-		return;
-	/* A thread of another Ractor may get here, for itself, while a
-	 * profile is built (the main thread bills every thread at the end,
-	 * on purpose: that one goes in).  (Looked at again under the lock.) */
 	if (td->ractor != 0 && !sampler_ractor_main())
 		o.seq = -o.seq;
-	else if (tick && td->first == NULL && o.depth > 0 && o.transient == 0 &&
+	return o;
+}
+
+/* Append one sample of TD's current stack to the active buffer, with
+ * the boot pseudo-frame at its root before the script's first line and
+ * the no-frame one in place of an empty stack after; its time (kept with
+ * --no-aggregate) is END, the CLOCK_MONOTONIC reading where the span it
+ * bills ends, or now for 0.  TICK: the sample of a tick's job on TD, the
+ * stack where the tick found it (the first is kept for TD's end; not a
+ * release's or a wake-up's stack, which are not where ticks land). */
+static void
+sampler_record_from(struct sampler_thread *td, int64_t weight, int state, int64_t end,
+    int tick)
+{
+	struct sampler_of o;
+
+	if (weight <= 0)
+		return;
+	o = sampler_of_stack(td);
+	if (tick && td->first == NULL && o.depth > 0 && o.transient == 0 &&
 	    td->ractor == 0 && sampler.cfg.aggregate && td->thread != rb_thread_main())
 		sampler_first_keep(td, &o);
 	sampler_record_of(&o, weight, state, end);
@@ -433,16 +444,26 @@ sampler_record(struct sampler_thread *td, int64_t weight, int state)
 }
 
 /* Bill the blocked and waiting spans TD's releases carried
- * (sampler_carry_release) with the sample just recorded of its stack,
+ * (sampler_carry_release) to O, the stack of the sample just recorded,
  * the span ending at END (0: now). */
+static void
+sampler_record_carried_of(struct sampler_thread *td, const struct sampler_of *o, int64_t end)
+{
+	sampler_record_of(o, td->carry_blocked, AGG_STATE_GVL_BLOCKED, end);
+	sampler_record_of(o, td->carry_wait, AGG_STATE_GVL_WAIT, end);
+	td->carry_blocked = td->carry_wait = 0;
+}
+
+/* sampler_record_carried_of, with TD's current stack. */
 static void
 sampler_record_carried(struct sampler_thread *td, int64_t end)
 {
+	struct sampler_of o;
+
 	if (td->carry_blocked == 0 && td->carry_wait == 0)
 		return;
-	sampler_record_until(td, td->carry_blocked, AGG_STATE_GVL_BLOCKED, end);
-	sampler_record_until(td, td->carry_wait, AGG_STATE_GVL_WAIT, end);
-	td->carry_blocked = td->carry_wait = 0;
+	o = sampler_of_stack(td);
+	sampler_record_carried_of(td, &o, end);
 }
 
 /*
@@ -776,10 +797,9 @@ sampler_bill_end(struct sampler_thread *td, int64_t now)
 	o.depth = f->depth;
 	pthread_mutex_lock(&sampler.lock);
 	sampler_record_of(&o, now - td->prev + td->carry, AGG_STATE_NORMAL, 0);
-	sampler_record_of(&o, td->carry_blocked, AGG_STATE_GVL_BLOCKED, 0);
-	sampler_record_of(&o, td->carry_wait, AGG_STATE_GVL_WAIT, 0);
+	sampler_record_carried_of(td, &o, 0);
 	pthread_mutex_unlock(&sampler.lock);
-	td->carry = td->carry_blocked = td->carry_wait = 0;
+	td->carry = 0;
 	td->prev = now;
 }
 
