@@ -267,8 +267,12 @@ script_procs_exec(void *arg)
 	struct script_procs *sp = arg;
 
 	sampler_mark_event("[exec]");
-	if (sp->save_now != NULL && sampler_running())
+	if (sp->save_now != NULL && sampler_running()) {
+		/* The time since the thread's last sample is this process's
+		 * last: billed now, or lost with it (up to a period). */
+		sampler_bill_now();
 		sp->save_now(sp->arg, "exec");
+	}
 }
 
 /*
@@ -290,6 +294,10 @@ script_procs_before_daemon(void *arg)
 	if (!sampler_running())
 		return;
 	sampler_mark_event("[daemon]");
+	/* The parent ends inside the call, and the daemon's clock starts
+	 * afresh: the time since the last sample is billed now, as at an
+	 * exec. */
+	sampler_bill_now();
 	if (sp->inherit && getpid() == sp->root && sp->pre_daemon == NULL) {
 		sp->pre_daemon = sampler_snapshot(0, NULL);
 		sp->pre_daemon_pid = (long)getpid();

@@ -85,7 +85,7 @@ test_expect_success 'exec of /bin/true leaves a valid profile' '
 # --no-inherit the profile so far is saved before the call, and the
 # daemon leaves it alone.
 cat >daemon.rb <<EOF
-def before_daemon = 300_000.times.sum
+def before_daemon = 1_000_000.times.sum
 def in_daemon = 300_000.times.sum
 before_daemon
 Process.daemon
@@ -125,6 +125,35 @@ test_expect_success 'Process.daemon with --no-inherit: the profile so far, saved
 	"$RPERF" report --format folded d.pb.gz >d.folded &&
 	test_grep "Object#before_daemon" d.folded &&
 	test_grep ! "Object#in_daemon" d.folded
+'
+
+# The time since a thread's last sample is billed at the next one or at
+# the end; exec and Process.daemon end the process inside the call, so
+# that time was lost with it: up to a period (at 1 Hz, the whole 60 ms
+# burn below, billed to nothing).  It is billed to the stack at the call.
+cat >burn_last.rb <<EOF
+t = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond)
+x = 0
+x += 1 while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond) - t < 60_000_000
+File.write("$PWD/burnt", (Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond) - t).to_s)
+exec("/bin/true") if ARGV[0] == "exec"
+Process.daemon(true, true)
+File.write("$PWD/daemon.pid.tmp", Process.pid.to_s)
+File.rename("$PWD/daemon.pid.tmp", "$PWD/daemon.pid")
+EOF
+
+test_expect_success 'exec and Process.daemon: the time since the last sample is billed' '
+	"$RPERF" record -q -F 1 -o x.pb.gz burn_last.rb exec &&
+	"$RPERF" report --format folded x.pb.gz >x.folded &&
+	grep -v "ruby boot" x.folded >xs.folded &&
+	test_grep "Kernel#exec" xs.folded &&
+	num_ge "$(folded_sum xs.folded)" "$(awk "{ print \$1 * 0.9 }" burnt)" &&
+	rm -f daemon.pid &&
+	"$RPERF" record -q -F 1 -o y.pb.gz burn_last.rb daemon &&
+	wait_daemon &&
+	"$RPERF" report --format folded y.pb.gz >y.folded &&
+	grep -v "ruby boot" y.folded >ys.folded &&
+	num_ge "$(folded_sum ys.folded)" "$(awk "{ print \$1 * 0.9 }" burnt)"
 '
 
 test_expect_success 'rperf snapshot PID twice: two snapshots, the run goes on' '
