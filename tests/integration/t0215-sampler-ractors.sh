@@ -20,15 +20,16 @@ within_bounds() {
 	awk -v b="$1" -v c="$2" -v s="${3:-0}" "BEGIN { if (b > c * 1.005 || b < (c - s) * 0.85) { printf \"billed %.0f of %.0f (%.0f before the first line)\\n\", b, c, s > \"/dev/stderr\"; exit 1 } }"
 }
 
-# rperf record ARGS... >out, killed after a minute (not the harness's
-# fifteen) and run once more if it hung: Ruby's Ractor scheduler can lose
-# a wake-up on a loaded machine, with or without rperf (every Ractor's
-# native thread idle in ractor_sched_deq, the main one asleep in
-# Ractor#take: gdb showed the same state under rperf as with plain ruby,
-# and a CI run under ASan hung so in the wall run).
+# rperf record ARGS... >out, killed after 20 s (not the harness's
+# fifteen minutes; a run takes 1-2 s, under ASan too) and run once more
+# if it hung: Ruby's Ractor scheduler can lose a wake-up on a loaded
+# machine, with or without rperf (every Ractor's native thread idle in
+# ractor_sched_deq, the main one asleep in Ractor#take: gdb showed the
+# same state under rperf as with plain ruby, and a CI run under ASan
+# hung so in the wall run).
 record_ractors() {
 	for _try in 1 2; do
-		timeout -s KILL 60 "$RPERF" record "$@" >out && return 0
+		timeout -s KILL 20 "$RPERF" record "$@" >out && return 0
 		_rc=$?
 		[ "$_rc" = 137 ] && [ "$_try" = 1 ] || return "$_rc"
 		echo "rperf record $*: hung, killed; once more"
@@ -155,7 +156,7 @@ test_expect_success 'M:N threads: every thread is seen, in cpu and wall mode' '
 '
 
 # Every mode under the stress fixture (each run through record_ractors,
-# which kills a hung one after a minute and runs it once more); a second
+# which kills a hung one after 20 s and runs it once more); a second
 # hang, a crash or a wrong result fails.
 test_expect_success 'Ractors, threads, fibers and GC together: no crash in any mode' '
 	for m in "" "-m wall" "--alloc" "-m wall --timeline" "--signal=false"; do
