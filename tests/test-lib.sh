@@ -169,11 +169,17 @@ near_clock() {
 		exit 1 }'
 }
 
-# The median of the three numbers in column $2 (1 if not given; columns
-# split by single spaces) of the three lines of file $1: the accuracy
-# checks that a single run on a busy machine once failed take it.
+# The median of the numbers in column $2 (1 if not given; columns split
+# by single spaces) of the lines of file $1, an odd number of them: the
+# accuracy checks that a single run on a busy machine once failed take it.
+median() {
+	sort -n -k"${2:-1},${2:-1}" "$1" | awk '{ l[NR] = $0 } END { print l[int((NR + 1) / 2)] }' |
+		cut -d" " -f"${2:-1}"
+}
+
+# The median of three runs' lines (see median).
 median3() {
-	sort -n -k"${2:-1},${2:-1}" "$1" | sed -n 2p | cut -d" " -f"${2:-1}"
+	median "$@"
 }
 
 # A >= B (numbers).

@@ -231,7 +231,7 @@ test_expect_success 'work in two fibers taking turns keeps each side its share' 
 			printf \"%.3f\\n\", (m / f) / (cm / cf) }" >>fshares || exit 1
 	done &&
 	echo "main side: $(tr "\n" " " <fshares)of its share" &&
-	r=$(sort -n fshares | sed -n 3p) &&
+	r=$(median fshares) &&
 	awk -v r="$r" "BEGIN { exit !(r >= 0.8 && r <= 1.5) }"
 '
 
