@@ -906,6 +906,8 @@ VALUE sampler_frames_where(VALUE frame, VALUE own);
  * worker uses to reach their threads; undo it. */
 int sampler_ractor_start(char *err, size_t errlen);
 void sampler_ractor_stop(void);
+/* In a forked child: no signal is being sent (the worker is gone). */
+void sampler_ractor_atfork_child(void);
 /* Whether the current thread runs in the main Ractor (no Ruby call, no
  * allocation: usable in the GVL hook). */
 int sampler_ractor_main(void);

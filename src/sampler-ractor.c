@@ -305,6 +305,12 @@ sampler_ractor_release(struct sampler_thread *td)
 /* Signals being sent now (see sampler_ractor_quiesce). */
 static atomic_int sampler_sending;
 
+void
+sampler_ractor_atfork_child(void)
+{
+	atomic_store(&sampler_sending, 0);
+}
+
 /* Send the signal to thread TID of this process, while armed. */
 static void
 sampler_ractor_kill(int tid)

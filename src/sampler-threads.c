@@ -497,6 +497,13 @@ sampler_atfork_child(void)
 		return;
 	sampler.forked = 1;
 	atomic_store(&sampler.armed, 0);
+	/* A tick or signal the worker was in at the fork never ends here:
+	 * its counts would keep the child's GC hook (sampler_tick_unpoke)
+	 * and teardown waiting for ever (a forked child of t0105 once spun
+	 * in the GC hook for 900 s). */
+	atomic_store(&sampler.poking, 0);
+	atomic_store(&sampler.in_tick, 0);
+	sampler_ractor_atfork_child();
 	sampler_locks_init();
 	sampler.worker_made = 0;
 	sampler.timer_made = 0;

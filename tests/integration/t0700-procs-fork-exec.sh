@@ -245,4 +245,17 @@ test_expect_success 'stat counts and lists the processes' '
 	test_grep "^ processes: [0-9]+ \(root\), [0-9]+, [0-9]+, [0-9]+, [0-9]+$" err
 '
 
+# A fork while rperf's worker was reading the GVL holder's frame (a few
+# microseconds of each tick) left the child counting that read as in
+# flight for ever, and the child's first GC waited for it to end: 300
+# forks at 10 kHz hung every time, and a fork of t0105 once in a CI run.
+test_expect_success 'a fork in the middle of a tick: the child does not wait for it' '
+	cat >forkgc.rb <<-EOF &&
+	300.times { Process.wait(fork { GC.start; exit!(0) }) }
+	puts "done"
+	EOF
+	timeout 120 "$RPERF" record -q -F 10000 --no-inherit -o fg.data forkgc.rb >out &&
+	test_grep "^done$" out
+'
+
 test_done
