@@ -832,6 +832,26 @@ sampler_bill_now(void)
 		sampler_bill_last(td, 1);
 }
 
+/* See sampler.h (with the GVL). */
+void
+sampler_bill_all_now(void)
+{
+	struct sampler_thread *td;
+	VALUE current;
+
+	sampler_bill_now();
+	if (!sampler_running() || sampler.cfg.alloc_only || !atomic_load(&sampler.armed) ||
+	    atomic_load(&sampler.building))
+		return;
+	current = rb_thread_current();
+	/* As at the stop; another Ractor's threads are left to themselves
+	 * (they run on, in parallel, and bill themselves). */
+	for (td = sampler.threads; td != NULL; td = td->next) {
+		if (td->ractor == 0 && td->thread != current)
+			sampler_bill_last(td, 0);
+	}
+}
+
 /* The type bits of frame F (its imemo kind): a method entry's differ
  * from an iseq's (a block, a script's top, an eval'd string). */
 static VALUE

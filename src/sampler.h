@@ -165,6 +165,10 @@ int sampler_capture_end(int id, int (*relabel)(int label_set, void *arg), void *
  * capture around it (or none) then, not to whichever one a later sample
  * falls in. */
 void sampler_bill_now(void);
+/* The same for every thread of the main Ractor, each to its own stack
+ * as the stop bills it: before exec or Process.daemon, which end the
+ * process (and its other threads) inside the call. */
+void sampler_bill_all_now(void);
 
 /*
  * Marks (with --timeline): a named span of the current thread, from

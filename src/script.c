@@ -268,9 +268,10 @@ script_procs_exec(void *arg)
 
 	sampler_mark_event("[exec]");
 	if (sp->save_now != NULL && sampler_running()) {
-		/* The time since the thread's last sample is this process's
-		 * last: billed now, or lost with it (up to a period). */
-		sampler_bill_now();
+		/* The time since each thread's last sample is this
+		 * process's last: billed now, or lost with it (up to a
+		 * period). */
+		sampler_bill_all_now();
 		sp->save_now(sp->arg, "exec");
 	}
 }
@@ -295,9 +296,9 @@ script_procs_before_daemon(void *arg)
 		return;
 	sampler_mark_event("[daemon]");
 	/* The parent ends inside the call, and the daemon's clock starts
-	 * afresh: the time since the last sample is billed now, as at an
-	 * exec. */
-	sampler_bill_now();
+	 * afresh: the time since each thread's last sample is billed now,
+	 * as at an exec. */
+	sampler_bill_all_now();
 	if (sp->inherit && getpid() == sp->root && sp->pre_daemon == NULL) {
 		sp->pre_daemon = sampler_snapshot(0, NULL);
 		sp->pre_daemon_pid = (long)getpid();

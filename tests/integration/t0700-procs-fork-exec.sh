@@ -130,12 +130,25 @@ test_expect_success 'Process.daemon with --no-inherit: the profile so far, saved
 # The time since a thread's last sample is billed at the next one or at
 # the end; exec and Process.daemon end the process inside the call, so
 # that time was lost with it: up to a period (at 1 Hz, the whole 60 ms
-# burn below, billed to nothing).  It is billed to the stack at the call.
+# burn below, billed to nothing).  It is billed to the stack at the call,
+# and every other thread's to its own ("thread": a thread that burnt 60
+# ms and sleeps while the main thread calls exec; at 1 Hz no sample saw
+# where, so its stack at the call, Kernel#sleep, as the stop bills it).
 cat >burn_last.rb <<EOF
-t = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond)
-x = 0
-x += 1 while Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond) - t < 60_000_000
-File.write("$PWD/burnt", (Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond) - t).to_s)
+def clock = Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond)
+def burn
+  t = clock
+  x = 0
+  x += 1 while clock - t < 60_000_000
+  File.write("$PWD/burnt", (clock - t).to_s)
+end
+if ARGV[0] == "thread"
+  q = Queue.new
+  Thread.new { burn; q << 1; sleep }
+  q.pop
+  exec("/bin/true")
+end
+burn
 exec("/bin/true") if ARGV[0] == "exec"
 Process.daemon(true, true)
 File.write("$PWD/daemon.pid.tmp", Process.pid.to_s)
@@ -148,6 +161,10 @@ test_expect_success 'exec and Process.daemon: the time since the last sample is 
 	grep -v "ruby boot" x.folded >xs.folded &&
 	test_grep "Kernel#exec" xs.folded &&
 	num_ge "$(folded_sum xs.folded)" "$(awk "{ print \$1 * 0.9 }" burnt)" &&
+	"$RPERF" record -q -F 1 -o t.pb.gz burn_last.rb thread &&
+	"$RPERF" report --format folded t.pb.gz >t.folded &&
+	grep "^block in <main>" t.folded >tb.folded &&
+	num_ge "$(folded_sum tb.folded)" "$(awk "{ print \$1 * 0.9 }" burnt)" &&
 	rm -f daemon.pid &&
 	"$RPERF" record -q -F 1 -o y.pb.gz burn_last.rb daemon &&
 	wait_daemon &&
