@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "error.h"
 #include "secret.h"
+#include "util.h"
 #include "vm.h"
 #include "xmalloc.h"
 
@@ -130,6 +131,7 @@ main(int argc, char **argv)
 	const struct cmd_entry *e;
 	const char *name;
 
+	util_mark_origin();	/* the start of "(ruby boot)" in wall mode */
 	/* Every local user can read the process's argv in /proc/PID/cmdline:
 	 * rperf works on a copy, and the original loses its secrets.  The
 	 * embedded ruby lays its argv out over the original (see vm.c). */

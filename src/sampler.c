@@ -109,6 +109,8 @@ sampler_teardown(void)
 int
 sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 {
+	struct sampler_thread *main_td;
+
 	if (sampler.started) {
 		snprintf(err, errlen, "the sampler is already running");
 		return -1;
@@ -149,15 +151,18 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 		return -1;
 	}
 	sampler.started = 1;
-	sampler_thread_create(rb_thread_current());
+	main_td = sampler_thread_create(rb_thread_current());
 	sampler_hooks_install();
 	if (sampler_alloc_start(err, errlen) != 0 ||
 	    sampler_timer_start(err, errlen) != 0) {
 		sampler_teardown();
 		return -1;
 	}
-	if (!cfg->defer && cfg->delay_ns <= 0)
+	if (!cfg->defer && cfg->delay_ns <= 0) {
 		sampler_arm(1);
+		if (!sampler_child_start)
+			sampler_bill_boot(main_td);
+	}
 	return 0;
 }
 

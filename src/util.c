@@ -22,6 +22,25 @@ util_mono_ns(void)
 	return (int64_t)ts.tv_sec * UTIL_NS_PER_SEC + ts.tv_nsec;
 }
 
+static int64_t util_origin;
+
+void
+util_mark_origin(void)
+{
+	struct timespec ts;
+	int64_t now = util_mono_ns();
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return;
+	util_origin = now - ((int64_t)ts.tv_sec * UTIL_NS_PER_SEC + ts.tv_nsec);
+}
+
+int64_t
+util_origin_ns(void)
+{
+	return util_origin;
+}
+
 /* Write all of BUF to FD. */
 int
 util_write_all(int fd, const void *buf, size_t len)
