@@ -681,17 +681,21 @@ sampler_bill_rest(struct sampler_thread *td, int64_t now)
 }
 
 /*
- * The sampler has just been armed at its start, in a process rperf
- * started (not a fork's child), with TD the main thread's record: bill
- * the time before, exec, loading libruby, rperf's own start and Ruby's
- * init, to "(ruby boot)" alone, and move the profile's start back to the
- * process's, so that the weights add up to the process's time, not the
- * sampler's (17-19 ms of a one-line script's 94 ms of CPU here went to
- * nothing).  In cpu mode the main thread's CPU clock since it began; in
- * wall mode the time since util_origin_ns().
+ * The sampler has just been armed at its start, with TD the record of
+ * the thread that started it: bill the time this process ran before, and
+ * move the profile's start back to the process's, so that the weights add
+ * up to the process's time, not the sampler's.  In a process rperf
+ * started, that is the exec, loading libruby, rperf's own start and
+ * Ruby's init, billed to "(ruby boot)" alone (17-19 ms of a one-line
+ * script's 94 ms of CPU on the VMs here went to nothing).  In a forked
+ * child (CHILD) or a daemon, it is the fork's return and Ruby's and
+ * rperf's set-up after it, billed to the stack at the fork call (some
+ * 1 ms a fork, which a fork-per-job worker lost on every job).  In cpu
+ * mode the thread's CPU clock since it began (at the exec, or the
+ * fork); in wall mode the time since util_origin_ns().
  */
 void
-sampler_bill_boot(struct sampler_thread *td)
+sampler_bill_boot(struct sampler_thread *td, int child)
 {
 	int64_t upto = td->prev, from = 0, now = util_mono_ns();
 	int64_t origin = util_origin_ns(), back;
@@ -714,8 +718,11 @@ sampler_bill_boot(struct sampler_thread *td)
 	sampler.start_real_ns -= back;
 	sampler.sent_real_ns = sampler.start_real_ns;
 	sampler.proc_cpu_at = 0;	/* the process's CPU since it began */
+	if (child)
+		sampler_capture(td, 1);
+	else
+		td->empty = SAMPLER_FRAME_BOOT;
 	td->prev = from;
-	td->empty = SAMPLER_FRAME_BOOT;
 	sampler_bill_rest(td, upto);
 	td->empty = 0;
 }

@@ -688,9 +688,10 @@ void sampler_bill_last(struct sampler_thread *td, int self);
 /* TD's thread was made while armed: bill its native thread's time before
  * its record (cpu mode, on the thread, just after the record is made). */
 void sampler_bill_birth(struct sampler_thread *td);
-/* Bill the main thread TD's time before the sampler's start to "(ruby
- * boot)" and move the profile's start back to the process's. */
-void sampler_bill_boot(struct sampler_thread *td);
+/* Bill the time TD's process ran before the sampler's start to "(ruby
+ * boot)", or in a forked CHILD to the stack at the fork, and move the
+ * profile's start back to the process's. */
+void sampler_bill_boot(struct sampler_thread *td, int child);
 /* Hand the active buffer to the worker if it is due (holding the lock). */
 void sampler_swap_locked(void);
 /* The postponed job: one timer sample of the thread holding the GVL. */

@@ -160,8 +160,7 @@ sampler_start(const struct sampler_config *cfg, char *err, size_t errlen)
 	}
 	if (!cfg->defer && cfg->delay_ns <= 0) {
 		sampler_arm(1);
-		if (!sampler_child_start)
-			sampler_bill_boot(main_td);
+		sampler_bill_boot(main_td, sampler_child_start);
 	}
 	return 0;
 }

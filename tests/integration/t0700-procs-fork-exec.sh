@@ -262,6 +262,26 @@ test_expect_success 'stat counts and lists the processes' '
 	test_grep "^ processes: [0-9]+ \(root\), [0-9]+, [0-9]+, [0-9]+, [0-9]+$" err
 '
 
+# A forked child's CPU clock starts at the fork, some 1 ms before rperf
+# samples it afresh (the fork's return, Ruby's and rperf's set-up): that
+# time is billed, to the stack at the fork call.
+test_expect_success 'a forked child is billed from the fork on' '
+	cat >fork_cpu.rb <<-EOF &&
+	pid = fork do
+	  at_exit { puts "child #{Process.pid} #{Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond)}" }
+	  x = 0
+	  100_000.times { x += 1 }
+	end
+	Process.wait(pid)
+	EOF
+	"$RPERF" record -q -o fc.pb.gz fork_cpu.rb >fc.out &&
+	set -- $(cat fc.out) &&
+	"$RPERF" report --format folded --tagfocus "pid=$2" fc.pb.gz >fc.folded &&
+	billed=$(folded_sum fc.folded) &&
+	echo "child clock $3 billed $billed" &&
+	num_ge "$billed" "$3" && within_pct "$billed" "$3" 10
+'
+
 # A fork while rperf's worker was reading the GVL holder's frame (a few
 # microseconds of each tick) left the child counting that read as in
 # flight for ever, and the child's first GC waited for it to end: 300
