@@ -1,6 +1,6 @@
 /*
- * util.c: the monotonic clock, whole writes and capped whole reads (see
- * util.h).
+ * util.c: the monotonic clock and the process's origin on it, whole
+ * writes and capped whole reads (see util.h).
  */
 #include <sys/stat.h>
 
@@ -22,6 +22,7 @@ util_mono_ns(void)
 	return (int64_t)ts.tv_sec * UTIL_NS_PER_SEC + ts.tv_nsec;
 }
 
+/* The monotonic clock when this process began (util_mark_origin). */
 static int64_t util_origin;
 
 void

@@ -1,7 +1,8 @@
 /*
  * util.h: the small system helpers every part of rperf shares, each kept
- * once: the monotonic clock, writing a whole buffer to a descriptor and
- * reading a whole descriptor under a size cap.  Plain C, no Ruby;
+ * once: the monotonic clock (and when the process began on it), writing a
+ * whole buffer to a descriptor and reading a whole descriptor under a size
+ * cap.  Plain C, no Ruby;
  * util_mono_ns() and util_write_all() allocate nothing and may be called
  * without the GVL.
  */
