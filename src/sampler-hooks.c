@@ -865,14 +865,22 @@ sampler_bill_last(struct sampler_thread *td, int self)
 		sampler_bill_rest(td, now);
 }
 
+/* Whether time can be billed now, outside a sample: sampling runs in
+ * this process, armed, for time (not -m alloc), and no build is on. */
+static int
+sampler_billing_now(void)
+{
+	return sampler_running() && !sampler.cfg.alloc_only && atomic_load(&sampler.armed) &&
+	    !atomic_load(&sampler.building);
+}
+
 /* See sampler.h (with the GVL; threads of the main Ractor). */
 void
 sampler_bill_now(void)
 {
 	struct sampler_thread *td;
 
-	if (!sampler_running() || sampler.cfg.alloc_only || !atomic_load(&sampler.armed) ||
-	    atomic_load(&sampler.building))
+	if (!sampler_billing_now())
 		return;
 	td = sampler_thread_current();
 	if (td != NULL && td->ractor == 0)
@@ -883,19 +891,16 @@ sampler_bill_now(void)
 void
 sampler_bill_all_now(void)
 {
-	struct sampler_thread *td;
-	VALUE current;
+	struct sampler_thread *td, *self;
 
-	sampler_bill_now();
-	if (!sampler_running() || sampler.cfg.alloc_only || !atomic_load(&sampler.armed) ||
-	    atomic_load(&sampler.building))
+	if (!sampler_billing_now())
 		return;
-	current = rb_thread_current();
+	self = sampler_thread_current();
 	/* As at the stop; another Ractor's threads are left to themselves
 	 * (they run on, in parallel, and bill themselves). */
 	for (td = sampler.threads; td != NULL; td = td->next) {
-		if (td->ractor == 0 && td->thread != current)
-			sampler_bill_last(td, 0);
+		if (td->ractor == 0)
+			sampler_bill_last(td, td == self);
 	}
 }
 
