@@ -388,7 +388,6 @@ cmd_stat_repeat(struct cmd_stat *st)
 			break;
 		}
 		if (pid == 0) {
-			util_mark_origin();	/* this run's process began here */
 			free(runs);	/* the parent's; the child sends its own */
 			close(fds[0]);
 			st->figures_fd = fds[1];

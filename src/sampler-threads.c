@@ -13,7 +13,6 @@
 #include <time.h>
 
 #include "sampler-int.h"
-#include "util.h"
 #include "xmalloc.h"
 
 static int sampler_atfork_set;
@@ -498,7 +497,6 @@ sampler_atfork_child(void)
 		return;
 	sampler.forked = 1;
 	atomic_store(&sampler.armed, 0);
-	util_mark_origin();	/* where a restart's first bill starts */
 	/* A tick or signal the worker was in at the fork never ends here:
 	 * its counts would keep the child's GC hook (sampler_tick_unpoke)
 	 * and teardown waiting for ever (a forked child of t0105 once spun

@@ -5,12 +5,20 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "util.h"
 #include "xmalloc.h"
+
+/* TS in nanoseconds. */
+static int64_t
+util_ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * UTIL_NS_PER_SEC + ts->tv_nsec;
+}
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 int64_t
@@ -19,21 +27,34 @@ util_mono_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * UTIL_NS_PER_SEC + ts.tv_nsec;
+	return util_ts_ns(&ts);
 }
 
 /* The monotonic clock when this process began (util_mark_origin). */
 static int64_t util_origin;
 
-void
-util_mark_origin(void)
+/* Note the origin now (also a fork handler: a child is a new process,
+ * whose CPU clock starts at the fork). */
+static void
+util_note_origin(void)
 {
 	struct timespec ts;
 	int64_t now = util_mono_ns();
 
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
-		return;
-	util_origin = now - ((int64_t)ts.tv_sec * UTIL_NS_PER_SEC + ts.tv_nsec);
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+		util_origin = now - util_ts_ns(&ts);
+}
+
+void
+util_mark_origin(void)
+{
+	static int handler_set;
+
+	util_note_origin();
+	if (!handler_set) {
+		(void)pthread_atfork(NULL, NULL, util_note_origin);
+		handler_set = 1;
+	}
 }
 
 int64_t

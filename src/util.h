@@ -20,10 +20,10 @@ int64_t util_mono_ns(void);
 /*
  * Note when this process began, on the monotonic clock, as well as it can
  * be told: now, less the CPU time the process has used so far (its exec
- * and the dynamic linker's loading of its libraries are CPU work).  Called
- * first thing in main(), and in a child forked to run a script of its own
- * (whose CPU clocks start at the fork); util_origin_ns() then returns it
- * (0 before).
+ * and the dynamic linker's loading of its libraries are CPU work), and
+ * again in every child forked after (whose CPU clocks start at the fork).
+ * Called first thing in main(); util_origin_ns() then returns it (0
+ * before).
  */
 void util_mark_origin(void);
 int64_t util_origin_ns(void);
