@@ -123,7 +123,7 @@ sampler_frames_vm_thread(VALUE thread)
 /* The execution context VM_THREAD runs now: on that thread (or with the
  * GVL), or a guess from the worker, which reads it as the thread writes
  * it (sampler_frames_peek).  NULL where the layout is not mirrored. */
-void *
+SAMPLER_UNSANITIZED void *
 sampler_frames_ec(void *vm_thread)
 {
 #if SAMPLER_FRAMES_MIRROR
@@ -163,7 +163,7 @@ sampler_frames_mirrored(void)
 
 /* Copy LEN bytes (whole words) at SRC into DST, a word at a time, each
  * read whole: memory the thread that owns it may be writing meanwhile. */
-static void
+SAMPLER_UNSANITIZED static void
 sampler_frames_load(void *dst, const void *src, size_t len)
 {
 	const uintptr_t *from = src;
@@ -183,7 +183,7 @@ sampler_frames_load(void *dst, const void *src, size_t len)
  * changed during the load, which crosses CPUs: a microsecond or more on
  * a busy host), the load is made again, between the later read and a
  * new one, a few times. */
-static void
+SAMPLER_UNSANITIZED static void
 sampler_frames_load_ec(struct sampler_frames_ec *ec, const void *ecp, uint_fast64_t labels[2])
 {
 	int tries = 0;
@@ -210,7 +210,7 @@ sampler_frames_imemo_p(VALUE v, int type)
 
 /* Whether control frames A and B, read a moment apart, are one C frame:
  * no pc, the same iseq word, environment and receiver. */
-static int
+SAMPLER_UNSANITIZED static int
 sampler_frames_same_c(const struct sampler_frames_cfp *a, const struct sampler_frames_cfp *b)
 {
 	return a->pc == NULL && b->pc == NULL && a->iseq == b->iseq && a->ep == b->ep &&
@@ -257,7 +257,7 @@ sampler_frames_callee(const void *cfp)
  * read) is the thread's whose VM record is TH, its frame pointer inside
  * its VM stack: 1, with the VM's dummy frame at the bottom of the stack,
  * which rb_profile_frames leaves out and so do we, into *DUMMY; or 0. */
-static int
+SAMPLER_UNSANITIZED static int
 sampler_frames_bounds(const struct sampler_frames_ec *ec, const void *th,
     const struct sampler_frames_cfp **dummy)
 {
@@ -357,7 +357,7 @@ sampler_frames_print(void *vm_thread, int pcs, struct sampler_frames_print *p)
  * x86, whose loads are only seen in order; elsewhere the fence the
  * compiler gives for an acquire, not measured there). */
 #if SAMPLER_FRAMES_MIRROR
-static void
+SAMPLER_UNSANITIZED static void
 sampler_frames_fence(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -473,7 +473,7 @@ static struct {
  * self_time_c.rb's short loop reads 1-5%, where a signal sees 10%).
  * Async-signal-safe.
  */
-int
+SAMPLER_UNSANITIZED int
 sampler_frames_peek(void *vm_thread, const void **ctx, uint_fast64_t gc_gen, int pcs,
     const void **cfp, struct sampler_chain *chain, uint_fast64_t labels[2])
 {

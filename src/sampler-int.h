@@ -815,12 +815,33 @@ void *sampler_frames_vm_thread(VALUE thread);
  * frames; 1, or 0 (OWN all 0) where they disagree. */
 int sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limit,
     VALUE *own, const void **base, const void **cfps);
+/* Code the worker runs while it reads the frames of a thread running on
+ * another CPU (sampler_frames_peek and what it calls), built without the
+ * sanitizers' checks in a build with them.  What those reads find
+ * depends on how long they take: the thread stalls at each store to a
+ * cache line the worker is reading, so the longer the reads, the more
+ * often they find it where it stores (its calls and returns, not a long
+ * C method).  Checked, every load led by its check of the shadow memory,
+ * they took a few times as long: in self_time_c.rb's long loop the ticks
+ * found the thread in Kernel#is_a? (1% of the time, by signals on the
+ * thread) in 13-14% of the ticks, against 4-6% unchecked, and its
+ * profile gave #is_a? 15-20% of the loop against 3-5% (t0211).  The
+ * reads are bounded by hand (sampler_frames_bounds); the job checks what
+ * they found with the GVL, in checked code. */
+#if defined(__has_attribute)
+#if __has_attribute(no_sanitize)
+#define SAMPLER_UNSANITIZED __attribute__((no_sanitize("address", "undefined")))
+#endif
+#endif
+#ifndef SAMPLER_UNSANITIZED
+#define SAMPLER_UNSANITIZED
+#endif
 /* The control frame J frames up from BASE. */
 const void *sampler_frames_nth(const void *base, int j);
 /* The context VM_THREAD runs now (on that thread; from another, a
  * guess), or NULL; set its postponed-job interrupt bit
  * (async-signal-safe, EC alive). */
-void *sampler_frames_ec(void *vm_thread);
+SAMPLER_UNSANITIZED void *sampler_frames_ec(void *vm_thread);
 void sampler_frames_poke(void *ec);
 /* Whether this Ruby's control frames are mirrored (1) or not (0). */
 int sampler_frames_mirrored(void);
@@ -862,8 +883,9 @@ struct sampler_chain {
  * read).  LABELS[0] and [1]: sampler.holder_labels read right before and
  * right after the context that gives the innermost frame.
  * Async-signal-safe. */
-int sampler_frames_peek(void *vm_thread, const void **ctx, uint_fast64_t gc_gen, int pcs,
-    const void **cfp, struct sampler_chain *chain, uint_fast64_t labels[2]);
+SAMPLER_UNSANITIZED int sampler_frames_peek(void *vm_thread, const void **ctx,
+    uint_fast64_t gc_gen, int pcs, const void **cfp, struct sampler_chain *chain,
+    uint_fast64_t labels[2]);
 /* Whether control frame CFP (current thread, with the GVL) has
  * environment pointer EP. */
 int sampler_frames_has_ep(const void *cfp, uintptr_t ep);
