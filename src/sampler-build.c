@@ -117,6 +117,7 @@ struct sampler_build_frame {
 	uint64_t location;
 	uint64_t function;
 	int clause;
+	int wrapper;	/* sampler_frames_wrapper */
 	int seen;
 };
 
@@ -182,6 +183,7 @@ sampler_build_frame(struct profile *p, struct sampler_build_frame *cache, uint32
 	}
 	name = sampler_frames_name(sampler.frames.keys[id], sampler.frames.owns[id],
 	    &c->clause);
+	c->wrapper = sampler_frames_wrapper(sampler.frames.keys[id]);
 	if (!c->clause)
 		sampler_build_place(p, c, id, name);
 	return c;
@@ -192,7 +194,9 @@ sampler_build_frame(struct profile *p, struct sampler_build_frame *cache, uint32
  * A rescue or ensure clause is named, as Ruby 3.4's backtrace names it,
  * like the frame it runs in, at its own line, and that frame (with any
  * clauses between) is left out: "Foo#run", not "rescue in Foo#run" above
- * "Foo#run".
+ * "Foo#run".  A method of rperf's that wraps one of Process's is named
+ * like it, and left out where it calls it: "Kernel#fork;Process._fork",
+ * not "Process._fork" twice.
  */
 static uint32_t
 sampler_build_locations(struct profile *p, struct sampler_build_frame *cache,
@@ -200,12 +204,16 @@ sampler_build_locations(struct profile *p, struct sampler_build_frame *cache,
 {
 	struct sampler_build_frame *c;
 	const struct sampler_build_frame *up;
+	uint64_t callee = 0;	/* the function of the last location */
 	uint32_t d, k, n = 0;
 	int clause;
 
 	for (d = 0; d < depth; d++) {
 		c = sampler_build_frame(p, cache, ids[d]);
+		if (c->wrapper && n > 0 && c->function == callee)
+			continue;
 		if (!c->clause) {
+			callee = c->function;
 			locs[n++] = c->location;
 			continue;
 		}
@@ -215,6 +223,7 @@ sampler_build_locations(struct profile *p, struct sampler_build_frame *cache,
 				break;
 		}
 		if (k < depth) {
+			callee = up->function;
 			locs[n++] = profile_location(p, up->function,
 			    sampler.frames.lines[ids[d]]);
 			d = k;
@@ -226,6 +235,7 @@ sampler_build_locations(struct profile *p, struct sampler_build_frame *cache,
 			    SAMPLER_FRAME_PSEUDO(sampler.frames.keys[ids[d]]) ? Qnil :
 			    sampler_frames_name(sampler.frames.keys[ids[d]],
 			    sampler.frames.owns[ids[d]], &clause));
+		callee = c->function;
 		locs[n++] = c->location;
 	}
 	return n;

@@ -1080,8 +1080,34 @@ sampler_frames_cat(const char *a, long len, const char *sep, VALUE b)
 	return s;
 }
 
+/* The module whose methods rperf prepends to Process's own
+ * (rperf_module_set_hooks): each wraps the method of its name. */
+#define SAMPLER_FRAMES_WRAPPER		"Rperf::ForkHook"
+#define SAMPLER_FRAMES_WRAPPED		"Process"
+
+/* Whether PATH, a frame's class path, is that module's. */
+static int
+sampler_frames_wrapper_path(VALUE path)
+{
+	return RB_TYPE_P(path, T_STRING) &&
+	    (size_t)RSTRING_LEN(path) == strlen(SAMPLER_FRAMES_WRAPPER) &&
+	    sampler_frames_prefixed(path, SAMPLER_FRAMES_WRAPPER);
+}
+
+/* Whether FRAME is a method of rperf's that wraps Process's method of
+ * the same name (Process._fork, Process.daemon).  With the GVL. */
+int
+sampler_frames_wrapper(VALUE frame)
+{
+	return !SAMPLER_FRAME_PSEUDO(frame) &&
+	    sampler_frames_wrapper_path(rb_profile_frame_classpath(frame));
+}
+
 /* METHOD (a string, or nil) as FRAME's class names it ("Foo#run",
- * "Foo.make"), or METHOD alone where FRAME has no class. */
+ * "Foo.make"), or METHOD alone where FRAME has no class.  A method of
+ * rperf's that wraps one of Process's is named like it: a script's
+ * stacks read as Ruby's backtrace of the same call would, with no frame
+ * of the profiler's ("Kernel#fork;Process._fork"). */
 static VALUE
 sampler_frames_qualified(VALUE frame, VALUE method)
 {
@@ -1090,6 +1116,9 @@ sampler_frames_qualified(VALUE frame, VALUE method)
 	if (!RB_TYPE_P(method, T_STRING))
 		return method;
 	path = rb_profile_frame_classpath(frame);
+	if (sampler_frames_wrapper_path(path))
+		return sampler_frames_cat(SAMPLER_FRAMES_WRAPPED,
+		    (long)strlen(SAMPLER_FRAMES_WRAPPED), ".", method);
 	if (!RB_TYPE_P(path, T_STRING))
 		return method;
 	return sampler_frames_cat(RSTRING_PTR(path), RSTRING_LEN(path),

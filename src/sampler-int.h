@@ -918,6 +918,9 @@ const void *sampler_frames_callee(const void *cfp);
 /* FRAME's name as Ruby 3.4's backtrace gives it, knowing its own iseq
  * OWN (0: not known); *CLAUSE: a rescue or ensure clause. */
 VALUE sampler_frames_name(VALUE frame, VALUE own, int *clause);
+/* Whether FRAME is one of rperf's methods that wrap Process's own, named
+ * like the method it wraps (Process._fork).  With the GVL. */
+int sampler_frames_wrapper(VALUE frame);
 /* Whether FRAME is an iseq of code compiled at run time (no real path). */
 int sampler_frames_transient(VALUE frame);
 /* Whether FRAME is code that runs once: that, a file's top, a class body. */

@@ -109,6 +109,8 @@ test_expect_success 'Process.daemon: the daemon saves the whole run' '
 	"$RPERF" report --format folded d.pb.gz >d.folded &&
 	test_grep "Object#before_daemon" d.folded &&
 	test_grep "Object#in_daemon" d.folded &&
+	test_grep "^<main>;Process\.daemon [0-9]+$" d.folded &&
+	test_grep ! "Rperf::" d.folded &&
 	"$RPERF" report --format folded --tagfocus pid=$dpid d.pb.gz >dd.folded &&
 	test_grep "Object#in_daemon" dd.folded &&
 	test_grep ! "Object#before_daemon" dd.folded &&
@@ -280,6 +282,18 @@ test_expect_success 'a forked child is billed from the fork on' '
 	billed=$(folded_sum fc.folded) &&
 	echo "child clock $3 billed $billed" &&
 	num_ge "$billed" "$3" && within_pct "$billed" "$3" 10
+'
+
+# rperf wraps Process._fork and Process.daemon in methods of its own
+# (Rperf::ForkHook), which the stacks name like the methods they wrap:
+# a stack reads as Ruby's backtrace of the same call would.  The child's
+# time from the fork to its sampler's start is billed to the stack at the
+# fork, the hook's, as is a daemon's (checked above).
+test_expect_success 'the fork hook reads as Process._fork' '
+	"$RPERF" report --format folded fc.pb.gz >fca.folded &&
+	test_grep "^<main>;Kernel#fork;Process\._fork [0-9]+$" fca.folded &&
+	test_grep ! "Rperf::" fca.folded &&
+	test_grep ! "Process\._fork;Process\._fork" fca.folded
 '
 
 # A fork while rperf's worker was reading the GVL holder's frame (a few
