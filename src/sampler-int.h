@@ -821,13 +821,14 @@ int sampler_frames_own(void *vm_thread, const VALUE *frames, int depth, int limi
  * depends on how long they take: the thread stalls at each store to a
  * cache line the worker is reading, so the longer the reads, the more
  * often they find it where it stores (its calls and returns, not a long
- * C method).  Checked, every load led by its check of the shadow memory,
- * they took a few times as long: in self_time_c.rb's long loop the ticks
- * found the thread in Kernel#is_a? (1% of the time, by signals on the
- * thread) in 13-14% of the ticks, against 4-6% unchecked, and its
- * profile gave #is_a? 15-20% of the loop against 3-5% (t0211).  The
- * reads are bounded by hand (sampler_frames_bounds); the job checks what
- * they found with the GVL, in checked code. */
+ * C method).  Checked, every load led by a check of its shadow memory
+ * (ASan) and of its pointer (UBSan), they took longer: in
+ * self_time_c.rb's long loop the ticks found the thread in Kernel#is_a?
+ * (1% of the time, by signals on the thread) in 13-14% of the ticks,
+ * against 4-6% unchecked, and its profile gave #is_a? 15-20% of the loop
+ * against 4-8% (t0211; either sanitizer alone 7-15%).  The reads are
+ * bounded by hand (sampler_frames_bounds); the job checks what they
+ * found with the GVL, in checked code. */
 #if defined(__has_attribute)
 #if __has_attribute(no_sanitize)
 #define SAMPLER_UNSANITIZED __attribute__((no_sanitize("address", "undefined")))
