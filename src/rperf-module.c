@@ -206,6 +206,7 @@ rperf_profile_to_hash(const struct profile *p, const struct sampler_stats *st)
 	rb_hash_aset(h, ID2SYM(rb_intern("sampling_count")), ULL2NUM(st->samples));
 	rb_hash_aset(h, ID2SYM(rb_intern("sampling_time_ns")), ULL2NUM(st->job_ns));
 	rb_hash_aset(h, ID2SYM(rb_intern("job_count")), ULL2NUM(st->timer_samples));
+	rb_hash_aset(h, ID2SYM(rb_intern("thread_notes")), ULL2NUM(st->thread_notes));
 	rb_hash_aset(h, ID2SYM(rb_intern("start_time_ns")), LL2NUM(p->time_nanos));
 	rb_hash_aset(h, ID2SYM(rb_intern("duration_ns")), LL2NUM(p->duration_nanos));
 	for (i = 0; i < p->nsamples; i++) {
@@ -393,13 +394,41 @@ rperf_daemon(int argc, VALUE *argv, VALUE self)
 static VALUE rperf_kernel_exec = Qnil;	/* the original Kernel.exec */
 static VALUE rperf_process_exec = Qnil;	/* the original Process.exec */
 
-/* Save first, then call the original exec. */
+struct rperf_exec_call {
+	VALUE original;
+	int argc, kw;
+	VALUE *argv;
+};
+
+static VALUE
+rperf_exec_call(VALUE arg)
+{
+	const struct rperf_exec_call *c = (const struct rperf_exec_call *)arg;
+
+	return rb_method_call_kw(c->argc, c->argv, c->original, c->kw);
+}
+
+/* The exec failed (it raised), and the script goes on. */
+static VALUE
+rperf_exec_failed(VALUE arg)
+{
+	(void)arg;
+	sampler_hold_signals(0);
+	return Qnil;
+}
+
+/* Save first, then call the original exec, with the sampler's signals
+ * held: one pending at the exec would end the new program. */
 static VALUE
 rperf_exec_with(VALUE original, int argc, VALUE *argv)
 {
+	struct rperf_exec_call c = { original, argc, rb_keyword_given_p() ?
+	    RB_PASS_KEYWORDS : RB_NO_KEYWORDS, argv };
+
 	if (rperf_hooks.before_exec != NULL)
 		rperf_hooks.before_exec(rperf_hooks.arg);
-	return rb_method_call_kw(argc, argv, original, RB_PASS_CALLED_KEYWORDS);
+	sampler_hold_signals(1);
+	return rb_ensure(rperf_exec_call, (VALUE)&c, rperf_exec_failed, Qnil);
 }
 
 /* Kernel#exec (and Kernel.exec). */

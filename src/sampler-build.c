@@ -608,4 +608,5 @@ sampler_fill_stats(struct sampler_stats *stats)
 	stats->threads = sampler.nthreads;
 	stats->duration_ns = util_mono_ns() - sampler.start_mono;
 	stats->worker_cpu_ns = sampler.worker_cpu_ns;
+	stats->thread_notes = atomic_load(&sampler.thread_notes);
 }

@@ -412,9 +412,12 @@ static struct {
  * is not the one running, the read starts again from the record, and
  * what it finds is where the thread was some time after the tick.
  *
- * On the worker, without the GVL, while the thread runs on another CPU:
- * only inside sampler_tick_note's bracket, which keeps the thread from
- * letting the GVL go (or ending) and a GC from starting, so that its
+ * In the handler of the tick's signal on the thread itself, stopped
+ * where it was (the default), or, with --peek, on the worker, without
+ * the GVL, while the thread runs on another CPU (what follows on the
+ * order of the reads is about this case): only inside
+ * sampler_tick_note's bracket, which keeps the thread from letting the
+ * GVL go (or ending) and a GC from starting, so that its
  * record, its context and the VM stack it runs on stay allocated (a
  * fiber's context and a thread's VM stack are freed only in a GC; a
  * finished fiber's stack goes back to the fiber pool, still mapped).

@@ -11,11 +11,12 @@
  * Who runs what:
  * - The timer (a POSIX timer whose real-time signal goes to the worker
  *   thread, or the worker thread itself sleeping between ticks) counts
- *   the tick, notes the innermost control frame of the thread holding the
- *   GVL (tracked by the GVL hook and the job; read with plain loads,
- *   see sampler-tick.c) and triggers the postponed job.  The signal
- *   handler touches no Ruby API but rb_postponed_job_trigger, takes no
- *   lock and allocates nothing.
+ *   the tick and signals the thread holding the GVL (tracked by the GVL
+ *   hook and the job), which notes its own innermost control frame in the
+ *   handler and triggers the postponed job; with --peek the timer reads
+ *   that frame itself, with plain loads (see sampler-tick.c), and
+ *   triggers the job.  The signal handlers touch no Ruby API but
+ *   rb_postponed_job_trigger, take no lock and allocate nothing.
  * - The postponed job runs on the thread holding the GVL at a safepoint:
  *   it bills the thread's clock from its previous sample up to the tick
  *   (sampler_job_upto) to the stack the tick found, and appends the raw frame VALUEs to the active sample buffer.
@@ -488,6 +489,14 @@ struct sampler {
 	int use_signal;
 	pid_t pid;
 	atomic_uintptr_t gvl_holder;	/* the GVL holder's VM record, or 0 */
+	/* The kernel id of the thread that took the GVL last (not cleared
+	 * when it lets it go), which a tick signals to note its own frame;
+	 * and the tick it is asked to note (0: none asked). */
+	atomic_int holder_tid;
+	atomic_uint_fast64_t note_asked;
+	/* Ticks whose frame the holder noted itself, in the handler. */
+	atomic_uint_fast64_t thread_notes;
+	atomic_int signals_held;	/* see sampler_hold_signals */
 	atomic_uintptr_t holder_ec;	/* its context, while it may be poked */
 	timer_t timer;
 	int timer_made;
@@ -755,8 +764,16 @@ void sampler_tick_poke(void);
 /* A GC step begins (the holder's context must not be poked while it may
  * free fibers) or ends (the holder's current context again). */
 void sampler_tick_gc(int entering);
-/* On the worker at tick TICK: note the holder's frame (signal-safe). */
+/* At tick TICK: note the holder's frame (signal-safe; on the worker, or
+ * on the holder in the signal's handler). */
 void sampler_tick_note(uint_fast64_t tick);
+/* On the worker at tick TICK: ask the holder, by a signal, to note its
+ * own frame and ask for the job: 1, or 0 where it is not asked (then the
+ * worker does both itself). */
+int sampler_tick_ask(uint_fast64_t tick);
+/* In the signal's handler: if this thread was asked for a note, take it
+ * and ask for the job: 1, else 0. */
+int sampler_tick_answer(void);
 /* The monotonic time of tick TICK if it noted the frame of the thread
  * whose VM record is VM_THREAD, or 0 (in the job). */
 int64_t sampler_tick_mono(uint_fast64_t tick, void *vm_thread);
@@ -782,6 +799,9 @@ void sampler_locks_init(void);
 /* The thread key, the fork handlers and the GC wrapper; undone (but the
  * key and the fork handlers, made once) by sampler_threads_release. */
 void sampler_threads_init(void);
+/* The kernel id of the calling thread (one system call per native
+ * thread; async-signal-safe). */
+pid_t sampler_gettid(void);
 void sampler_threads_release(void);
 /* The record of THREAD, or NULL; make the current thread's; either (NULL
  * past the thread's THREAD_END). */
@@ -961,6 +981,9 @@ int sampler_ractor_due(struct sampler_thread *td);
 void sampler_ractor_forward(struct sampler_thread *td);
 /* The signal handler's part for a thread so reached. */
 void sampler_ractor_signalled(void);
+/* Send the worker's signal to thread TID of this process, while armed
+ * (async-signal-safe): 0, or -1 (not armed, or no such thread). */
+int sampler_ractor_kill(int tid);
 /* Disarmed: wait until no signal is being sent, then discard any
  * pending signal SIG (its old action is restored next). */
 void sampler_ractor_quiesce(int sig);

@@ -14,7 +14,8 @@
  * taken the bit another thread's trigger set: it sends that thread the
  * signal again, so that it asks anew (once per slot and tick).  A sample
  * missed is not time lost: each one bills the thread's clock since its
- * previous one.
+ * previous one.  The same signal asks the main Ractor's GVL holder to
+ * note its frame (sampler_tick_ask); the handler tells the two apart.
  *
  * Billing is as for any thread (sampler-hooks.c), under sampler.lock
  * where the tables are shared.  Ruby fires the GC and thread begin/end
@@ -87,7 +88,7 @@ sampler_ractor_handler(int sig, siginfo_t *si, void *uc)
 
 	(void)sig;
 	(void)uc;
-	if (si != NULL && si->si_code == SI_TKILL)
+	if (si != NULL && si->si_code == SI_TKILL && !sampler_tick_answer())
 		sampler_ractor_signalled();
 	errno = saved;
 }
@@ -251,18 +252,6 @@ sampler_ractor_of(int seq, const char **name)
 	return r;
 }
 
-/* The kernel id of the calling thread (one system call per native
- * thread: an M:N thread moves between them). */
-static pid_t
-sampler_ractor_gettid(void)
-{
-	static __thread pid_t tid;
-
-	if (tid == 0)
-		tid = (pid_t)syscall(SYS_gettid);
-	return tid;
-}
-
 void
 sampler_ractor_holding(struct sampler_thread *td, int on)
 {
@@ -286,7 +275,7 @@ sampler_ractor_holding(struct sampler_thread *td, int on)
 			return;
 	}
 	if (on)
-		td->tid = sampler_ractor_gettid();
+		td->tid = sampler_gettid();
 	atomic_store(&sampler_slots[td->slot].tid, on ? (int)td->tid : 0);
 }
 
@@ -311,14 +300,30 @@ sampler_ractor_atfork_child(void)
 	atomic_store(&sampler_sending, 0);
 }
 
-/* Send the signal to thread TID of this process, while armed. */
-static void
+int
 sampler_ractor_kill(int tid)
 {
+	int r = -1;
+
 	atomic_fetch_add(&sampler_sending, 1);
-	if (atomic_load(&sampler.armed))
-		syscall(SYS_tgkill, (int)sampler.pid, tid, sampler_ractor_sig);
+	if (atomic_load(&sampler.armed) && !atomic_load(&sampler.signals_held))
+		r = (int)syscall(SYS_tgkill, (int)sampler.pid, tid, sampler_ractor_sig);
 	atomic_fetch_sub(&sampler_sending, 1);
+	return r == 0 ? 0 : -1;
+}
+
+/* Held, no signal is sent once those being sent are out (the count is
+ * raised before the flag is read); one more system call then takes any
+ * that reached this thread, on its return. */
+void
+sampler_hold_signals(int on)
+{
+	atomic_store(&sampler.signals_held, on);
+	if (!on)
+		return;
+	while (atomic_load(&sampler_sending) != 0)
+		sched_yield();
+	sched_yield();
 }
 
 /*

@@ -10,7 +10,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "sampler-int.h"
 #include "xmalloc.h"
@@ -487,11 +489,28 @@ sampler_atfork_parent(void)
 		pthread_mutex_unlock(&sampler.table_mutex);
 }
 
+/* The calling thread's kernel id, once read (0 before). */
+static __thread pid_t sampler_tid;
+
+pid_t
+sampler_gettid(void)
+{
+	if (sampler_tid == 0)
+		sampler_tid = (pid_t)syscall(SYS_gettid);
+	return sampler_tid;
+}
+
 /* In a forked child the timer and worker are gone and the locks may be
  * held by a thread that no longer exists: make them usable, sample nothing. */
 static void
 sampler_atfork_child(void)
 {
+	/* The child's one thread is the forking one, whose id the child
+	 * inherited with its memory: read it again. */
+	sampler_tid = 0;
+	atomic_store(&sampler.holder_tid, 0);
+	atomic_store(&sampler.note_asked, 0);
+	atomic_store(&sampler.signals_held, 0);
 	sampler_worker_reap(1);	/* a worker told to end is not in the child */
 	if (!sampler.started)
 		return;

@@ -15,22 +15,26 @@
  * in a signal handler on the thread, are the reference:
  * bench/accuracy/against compares with them.
  *
- * The worker reads the holder's frame itself, in the timer signal's
- * handler or its own tick, never by signalling the holder: a signal
- * costs the profiled thread a kernel round trip per sample (on the VMs
- * here 25-35 us a tick, bench/tick), and interrupts its system calls.
- * It reads with plain loads (sampler_frames_peek), within a bracket
- * that keeps what it reads allocated: the same one its pokes use
+ * The worker signals the holder (sampler_tick_ask), which notes its own
+ * frame in the handler, stopped where the tick found it, and asks for
+ * the job itself; with --peek, or where no signal can go, the worker
+ * reads the frame from its own CPU while the holder runs on, which costs
+ * the holder no signal (some 4-10 us a tick on the VMs here) but gives a
+ * guess that the memory system skews (see sampler_tick_ask).  Either
+ * reads with plain loads (sampler_frames_peek), within a bracket that
+ * keeps what it reads allocated: the same one the worker's pokes use
  * (sampler_tick_poke), which the holder waits out before it lets the
  * GVL go or ends, and a GC before it starts (only a GC frees a thread's
- * record, its VM stack or a fiber's context).  What it reads of a stack
- * that moves meanwhile is only a guess, which the job checks against the
- * frames it walks itself, with the GVL, before it cuts anything.  The
- * worker holds no lock, calls no Ruby API and allocates nothing here.
+ * record, its VM stack or a fiber's context).  What is read of a stack
+ * that may be mid-change is only a guess, which the job checks against
+ * the frames it walks itself, with the GVL, before it cuts anything.
+ * The note's writer holds no lock, calls no Ruby API and allocates
+ * nothing.
  *
  * The holder is tracked by the GVL hook (RESUMED, SUSPENDED) and the job,
  * as its VM record; the note is a sequence of atomics published by its
- * tick number, written by the worker alone.
+ * tick number, written by one writer at a time (the holder in the
+ * signal's handler, or the worker).
  */
 #include <sched.h>
 #include <stdatomic.h>
@@ -72,6 +76,11 @@ static struct {
 /* The last tick that found no thread holding the GVL. */
 static atomic_uint_fast64_t sampler_note_none;
 
+/* The note being written (1), by the worker or the holder: one writer
+ * at a time (a tick's signal can reach the holder a period late, or the
+ * worker notes itself where it signals none). */
+static atomic_int sampler_noting;
+
 /* What the job reads of a note: the chain, and from it the frame's iseq
  * word and its caller's (0 for a C frame), their pcs, what tells the
  * frame from a later one in its slot (environment and receiver), the
@@ -106,6 +115,9 @@ sampler_tick_init(void)
 	atomic_store(&sampler.holder_ec, (uintptr_t)0);
 	atomic_store(&sampler.poking, 0);
 	atomic_store(&sampler_note.tick, 0);
+	atomic_store(&sampler_noting, 0);
+	atomic_store(&sampler.holder_tid, 0);
+	atomic_store(&sampler.note_asked, 0);
 }
 
 static void sampler_tick_set_ec(uintptr_t ec);
@@ -160,6 +172,13 @@ sampler_tick_holder(struct sampler_thread *td, int on)
 		return;
 	}
 	sampler_tick_publish(td);
+	/* Who to signal (sampler_tick_ask), before whose record it is. */
+	if (!sampler.cfg.peek) {
+		int tid = (int)sampler_gettid();
+
+		if (atomic_load_explicit(&sampler.holder_tid, memory_order_relaxed) != tid)
+			atomic_store(&sampler.holder_tid, tid);
+	}
 	/* Read first: a store takes the line from the worker, which reads
 	 * it at every tick. */
 	if (atomic_load_explicit(&sampler.gvl_holder, memory_order_relaxed) != mine)
@@ -259,10 +278,24 @@ sampler_tick_gc(int entering)
 		sampler_tick_set_ec((uintptr_t)sampler_frames_ec((void *)holder));
 }
 
-/* On the worker, at tick TICK (before the job is triggered): note the
- * GVL holder's innermost frame.  Async-signal-safe. */
+static void sampler_tick_note_one(uint_fast64_t tick);
+
+/* At tick TICK (before the job is triggered): note the GVL holder's
+ * innermost frame, on the worker or in the signal's handler on the
+ * holder.  Async-signal-safe. */
 void
 sampler_tick_note(uint_fast64_t tick)
+{
+	int idle = 0;
+
+	if (!atomic_compare_exchange_strong(&sampler_noting, &idle, 1))
+		return;
+	sampler_tick_note_one(tick);
+	atomic_store(&sampler_noting, 0);
+}
+
+static void
+sampler_tick_note_one(uint_fast64_t tick)
 {
 	uintptr_t holder, ec;
 	const void *cfp, *ctx;
@@ -329,6 +362,78 @@ sampler_tick_note(uint_fast64_t tick)
 		atomic_store_explicit(&f->prev, chain.prev[i], memory_order_relaxed);
 	}
 	atomic_store_explicit(&sampler_note.tick, tick, memory_order_release);
+}
+
+/*
+ * On the worker at tick TICK: ask the GVL holder to note its own frame
+ * (sampler_tick_answer, in the handler of the signal sent to it), unless
+ * --peek: 1 if the signal went, else 0 (no holder, or no such thread
+ * any more), where the worker notes it itself.
+ *
+ * Read from the worker's CPU while the thread runs on, the frame is a
+ * guess that the memory system skews: the thread's stores reach the
+ * worker late and in bursts, and the worker's loads stall the thread at
+ * its next store to the lines they read.  In the accuracy bench's
+ * raising loop, Exception#exception (the last of three C methods that
+ * Kernel#Integer calls before the long tail of the raise, with the same
+ * frame slot) got 2.3-3.1% of the loop from the worker's reads, where it
+ * runs 0.1% of the time; Kernel#Integer itself 52% where stackprof and
+ * vernier give 59-62%.  Their distances to rperf (half the sum of the
+ * self-time share differences) were twice theirs to each other on five
+ * of the bench's programs.  The signal stops the thread where it is, and
+ * it reads its own frames: 0.2% and 58%, and the distances the same as
+ * between the two.  What it costs the thread is the signal's delivery
+ * and return, some 4-10 us a tick on the VMs here (0.4-1.0% of a
+ * CPU-bound loop at 1000 Hz, measured alternately in one process).
+ */
+int
+sampler_tick_ask(uint_fast64_t tick)
+{
+	int tid;
+
+	/* Not where the last tick's signal is still unanswered (the thread
+	 * has not run since, or blocks the signal): no job would be asked
+	 * for until it is.  (Answered later, it finds nothing asked.) */
+	if (sampler.cfg.peek || !sampler_frames_mirrored() ||
+	    atomic_exchange(&sampler.note_asked, 0) != 0 ||
+	    atomic_load(&sampler.gvl_holder) == 0 ||
+	    (tid = atomic_load(&sampler.holder_tid)) == 0)
+		return 0;
+	atomic_store(&sampler.note_asked, tick);
+	if (sampler_ractor_kill(tid) == 0)
+		return 1;
+	atomic_store(&sampler.note_asked, 0);
+	return 0;
+}
+
+/*
+ * In the handler of the worker's signal: if this thread is the one the
+ * last tick asked, note the holder's frame and ask for the job, as the
+ * worker would have: 1.  Else 0: a thread of another Ractor, asked for
+ * its own sample; or one that another took the GVL from before the
+ * signal came, where that tick has no note (its sample ends at the
+ * safepoint, and the next tick is read by the worker).  A thread that
+ * let the GVL go before the signal came, with no other taking it yet,
+ * notes that no thread held it.  The note's bracket keeps what it reads
+ * allocated either way (the thread may read another's frames, as the
+ * worker does, if that one takes the GVL meanwhile).
+ */
+int
+sampler_tick_answer(void)
+{
+	uint_fast64_t tick;
+
+	if (atomic_load(&sampler.note_asked) == 0 ||
+	    atomic_load(&sampler.holder_tid) != (int)sampler_gettid() ||
+	    (tick = atomic_exchange(&sampler.note_asked, 0)) == 0)
+		return 0;
+	sampler_tick_note(tick);
+	atomic_fetch_add_explicit(&sampler.thread_notes, 1, memory_order_relaxed);
+	if (atomic_load(&sampler.armed) && !sampler.forked) {
+		rb_postponed_job_trigger(sampler.job);
+		sampler_tick_poke();
+	}
+	return 1;
 }
 
 /*

@@ -1,9 +1,9 @@
 /*
  * sampler-timer.c: the sampler's clocks, its timer and its worker thread.
  * The timer (a POSIX timer whose real-time signal goes to the worker, or
- * the worker itself sleeping between ticks) only counts the tick, notes
- * where the GVL holder is (sampler-tick.c) and triggers the postponed
- * job; the worker folds full sample buffers into
+ * the worker itself sleeping between ticks) only counts the tick and has
+ * where the GVL holder is noted (sampler-tick.c) and the postponed job
+ * triggered; the worker folds full sample buffers into
  * the frame and stack tables and triggers the interval and control jobs
  * when they are due.  The signal handlers and the worker hold no GVL:
  * they must never touch the Ruby API beyond rb_postponed_job_trigger,
@@ -319,9 +319,11 @@ sampler_tick(void)
 
 	if (atomic_load(&sampler.gc_running))
 		atomic_store(&sampler.gc_tick, tick);
-	sampler_tick_note(tick);
-	rb_postponed_job_trigger(sampler.job);
-	sampler_tick_poke();
+	if (!sampler_tick_ask(tick)) {
+		sampler_tick_note(tick);
+		rb_postponed_job_trigger(sampler.job);
+		sampler_tick_poke();
+	}
 	sampler_ractor_tick();
 	sampler_tick_pause();
 }
@@ -337,9 +339,10 @@ sampler_timer_rearm(void)
 	sampler_timer_arm(sampler_grid_after(atomic_load(&sampler.timer_grid), util_mono_ns()));
 }
 
-/* The timer signal's handler: a tick, or, sent by the worker to a thread
- * of another Ractor (sampler-ractor.c), that thread's request for the
- * job.  Nothing else. */
+/* The timer signal's handler: a tick, or, sent by the worker, the GVL
+ * holder's request for a note of its frame (sampler_tick_answer) or a
+ * thread of another Ractor's for the job (sampler-ractor.c).  Nothing
+ * else. */
 static void
 sampler_signal_handler(int sig, siginfo_t *si, void *uc)
 {
@@ -348,7 +351,8 @@ sampler_signal_handler(int sig, siginfo_t *si, void *uc)
 	(void)sig;
 	(void)uc;
 	if (si != NULL && si->si_code == SI_TKILL) {
-		sampler_ractor_signalled();
+		if (!sampler_tick_answer())
+			sampler_ractor_signalled();
 	} else {
 		atomic_fetch_add(&sampler.in_tick, 1);
 		if (!atomic_load(&sampler.ticks_off)) {

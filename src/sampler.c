@@ -300,6 +300,7 @@ sampler_snapshot(int clear, struct sampler_stats *stats)
 		sampler.proc_cpu_ns = 0;
 		sampler_read_clock(CLOCK_PROCESS_CPUTIME_ID, &sampler.proc_cpu_at);
 		atomic_store(&sampler.triggers, 0);
+		atomic_store(&sampler.thread_notes, 0);
 		atomic_store(&sampler.gc_tick, 0);
 		atomic_store(&sampler.gc_running, 0);
 		{

@@ -33,6 +33,8 @@ struct sampler_config {
 	enum sampler_mode mode;
 	int frequency;		/* Hz, 1..SAMPLER_MAX_FREQUENCY */
 	int signal;		/* real-time signal for the timer; 0: a thread */
+	int peek;		/* the worker reads where the GVL holder is,
+				 * without signalling it (see sampler-tick.c) */
 	int lines;		/* record the line of each frame */
 	int aggregate;		/* 0: keep every sample with its time */
 	size_t raw_max;		/* ...at most this many (0: the default); the
@@ -87,6 +89,8 @@ struct sampler_stats {
 	uint64_t threads;	/* Ruby threads seen */
 	int64_t duration_ns;	/* from start to stop */
 	uint64_t worker_cpu_ns;	/* CPU time of the sampler's own thread */
+	uint64_t thread_notes;	/* ticks whose frame the thread noted itself
+				 * (signalled; not with --peek) */
 };
 
 /* SIGRTMIN+8: the signal that reaches other Ractors' threads at a tick when
@@ -169,6 +173,11 @@ void sampler_bill_now(void);
  * as the stop bills it: before exec or Process.daemon, which end the
  * process (and its other threads) inside the call. */
 void sampler_bill_all_now(void);
+/* Right before an exec (ON): send no more signals to the script's
+ * threads and take any already sent to this one, whose default action
+ * would end the new program (a pending signal outlives the exec, its
+ * handler does not); after an exec that failed (0): send them again. */
+void sampler_hold_signals(int on);
 
 /*
  * Marks (with --timeline): a named span of the current thread, from

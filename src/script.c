@@ -110,6 +110,9 @@ script_sampler_option(const struct cmd_entry *e, int c, const char *arg,
 			cmd_usage_error(e, "invalid signal '%s' (expected %d to %d, or false)",
 			    arg, SIGRTMIN, SIGRTMAX);
 		return 1;
+	case SCRIPT_OPT_PEEK:
+		cfg->peek = 1;
+		return 1;
 	}
 	return 0;
 }

@@ -16,8 +16,9 @@ struct profile;
 
 /* Option ids of the shared sampler options (the short ones are 'm', 'F'). */
 #define SCRIPT_OPT_SIGNAL 512
+#define SCRIPT_OPT_PEEK 513
 
-/* The options table entries of -m, -F/-f and --signal. */
+/* The options table entries of -m, -F/-f, --signal and --peek. */
 #define SCRIPT_SAMPLER_OPTIONS(default_mode) \
 	SCRIPT_SAMPLER_OPTIONS_MODES("cpu (thread CPU time) or wall (real time); " \
 	    "default " default_mode, "cpu wall")
@@ -28,7 +29,10 @@ struct profile;
 	  "samples per second, 1 to 10000 (default 1000)", "@number", 'F' }, \
 	{ "signal", 0, 0, required_argument, "N|false", \
 	  "timer signal number, or false for a timer thread (the default)", \
-	  "false", SCRIPT_OPT_SIGNAL }
+	  "false", SCRIPT_OPT_SIGNAL }, \
+	{ "peek", 0, 0, no_argument, NULL, \
+	  "find where the running thread is without signalling it (cheaper, " \
+	  "less exact for short frames)", NULL, SCRIPT_OPT_PEEK }
 
 struct script_argv {
 	int argc;		/* for ruby: argv[0] is "ruby" */
