@@ -19,7 +19,7 @@
  * frame in the handler, stopped where the tick found it, and asks for
  * the job itself; with --peek, or where no signal can go, the worker
  * reads the frame from its own CPU while the holder runs on, which costs
- * the holder no signal (some 4-10 us a tick on the VMs here) but gives a
+ * the holder no signal (some 4-15 us a tick on the VMs here) but gives a
  * guess that the memory system skews (see sampler_tick_ask).  Either
  * reads with plain loads (sampler_frames_peek), within a bracket that
  * keeps what it reads allocated: the same one the worker's pokes use
@@ -384,7 +384,8 @@ sampler_tick_note_one(uint_fast64_t tick)
  * it reads its own frames: 0.2% and 58%, and the distances the same as
  * between the two.  What it costs the thread is the signal's delivery
  * and return, some 4-10 us a tick on the VMs here (0.4-1.0% of a
- * CPU-bound loop at 1000 Hz, measured alternately in one process).
+ * CPU-bound loop at 1000 Hz, measured alternately in one process), and
+ * 8-15 us a sample more than --peek at 10 kHz (bench/overhead/run).
  */
 int
 sampler_tick_ask(uint_fast64_t tick)
