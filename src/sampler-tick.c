@@ -379,8 +379,8 @@ sampler_tick_note_one(uint_fast64_t tick)
  * frame slot) got 2.3-3.1% of the loop from the worker's reads, where it
  * runs 0.1% of the time; Kernel#Integer itself 52% where stackprof and
  * vernier give 59-62%.  Their distances to rperf (half the sum of the
- * self-time share differences) were twice theirs to each other on five
- * of the bench's programs.  The signal stops the thread where it is, and
+ * self-time share differences) were twice theirs to each other on four
+ * of the bench's nine programs.  The signal stops the thread where it is, and
  * it reads its own frames: 0.2% and 58%, and the distances the same as
  * between the two.  What it costs the thread is the signal's delivery
  * and return, some 4-10 us a tick on the VMs here (0.4-1.0% of a
