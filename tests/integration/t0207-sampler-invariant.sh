@@ -37,7 +37,12 @@ test_expect_success 'wall mode: the main thread is billed the whole run' '
 
 # Before the sampler starts, a one-line script has used some 20% of its
 # CPU (exec, loading libruby, Ruby's init): "(ruby boot)" bills it, and
-# the profile starts when the process did.
+# the profile starts when the process did.  The wall check's clock starts
+# in the shell, before the fork: a gap there, or time the process spent
+# off the CPU before main, is out of rperf's sight (its start is now less
+# its CPU time), and one run in twenty on the VMs here lost 10 ms so, in
+# the plain build as in the sanitizer one.  So up to three tries; a
+# profile that left the boot out is short by 20 ms or more every time.
 test_expect_success 'start-up: the time before the sampler is billed' '
 	echo "at_exit { puts Process.clock_gettime(Process::CLOCK_THREAD_CPUTIME_ID, :nanosecond) }" >cpu1.rb &&
 	"$RPERF" record -q -o cpu1.txt cpu1.rb >seen &&
@@ -45,12 +50,18 @@ test_expect_success 'start-up: the time before the sampler is billed' '
 	echo "cpu: seen $seen billed $billed" &&
 	within_pct "$billed" "$seen" $((bound * 5)) &&
 	echo "at_exit { puts Process.clock_gettime(Process::CLOCK_REALTIME, :nanosecond) }" >wall1.rb &&
-	t0=$(date +%s%N) &&
-	"$RPERF" record -q -m wall -o wall1.txt wall1.rb >end &&
-	elapsed=$(($(cat end) - t0)) && billed=$(thread_ns wall1.txt 1) &&
-	echo "wall: elapsed $elapsed billed $billed" &&
-	num_ge "$billed" $((elapsed - 5000000)) &&
-	num_ge $((elapsed + 10000000)) "$billed"
+	ok= &&
+	for try in 1 2 3; do
+		t0=$(date +%s%N) &&
+		"$RPERF" record -q -m wall -o wall1.txt wall1.rb >end &&
+		elapsed=$(($(cat end) - t0)) && billed=$(thread_ns wall1.txt 1) &&
+		echo "wall: elapsed $elapsed billed $billed" || exit 1
+		if num_ge "$billed" $((elapsed - 5000000)) &&
+		    num_ge $((elapsed + 10000000)) "$billed"; then
+			ok=1 && break
+		fi
+	done &&
+	test -n "$ok"
 '
 
 test_done
