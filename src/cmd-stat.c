@@ -154,6 +154,13 @@ cmd_stat_sample_state(const struct profile *p, const struct profile_sample *s)
 	return F_CPU;
 }
 
+/* TV in milliseconds. */
+static double
+cmd_stat_tv_ms(const struct timeval *tv)
+{
+	return tv->tv_sec * 1e3 + tv->tv_usec / 1e3;
+}
+
 /* Fill the run's figures from the profile, the VM and the OS. */
 static void
 cmd_stat_collect(struct cmd_stat *st, const struct profile *p, const struct sampler_stats *ss,
@@ -162,6 +169,7 @@ cmd_stat_collect(struct cmd_stat *st, const struct profile *p, const struct samp
 	double *v = st->figs.v;
 	struct vm_gc_counters gc;
 	struct rusage ru;
+	const struct util_inherited *in;
 	const char *c;
 	size_t i;
 
@@ -189,8 +197,8 @@ cmd_stat_collect(struct cmd_stat *st, const struct profile *p, const struct samp
 	v[F_TRIGGERS] = (double)ss->triggers;
 
 	getrusage(RUSAGE_SELF, &ru);
-	v[F_USER] = ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3;
-	v[F_SYS] = ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
+	v[F_USER] = cmd_stat_tv_ms(&ru.ru_utime);
+	v[F_SYS] = cmd_stat_tv_ms(&ru.ru_stime);
 	v[F_REAL] = (util_mono_ns() - st->start_ns) / 1e6;
 	v[F_RSS] = (double)ru.ru_maxrss;
 	v[F_MINFLT] = (double)ru.ru_minflt;
@@ -199,6 +207,18 @@ cmd_stat_collect(struct cmd_stat *st, const struct profile *p, const struct samp
 	v[F_NIVCSW] = (double)ru.ru_nivcsw;
 	v[F_INBLOCK] = (double)ru.ru_inblock;
 	v[F_OUBLOCK] = (double)ru.ru_oublock;
+	if ((in = util_inherited()) != NULL) {
+		/* Not this program's: what ran in the process before the exec
+		 * (the peak RSS cannot be told apart). */
+		v[F_USER] -= cmd_stat_tv_ms(&in->ru.ru_utime);
+		v[F_SYS] -= cmd_stat_tv_ms(&in->ru.ru_stime);
+		v[F_MINFLT] -= (double)in->ru.ru_minflt;
+		v[F_MAJFLT] -= (double)in->ru.ru_majflt;
+		v[F_NVCSW] -= (double)in->ru.ru_nvcsw;
+		v[F_NIVCSW] -= (double)in->ru.ru_nivcsw;
+		v[F_INBLOCK] -= (double)in->ru.ru_inblock;
+		v[F_OUBLOCK] -= (double)in->ru.ru_oublock;
+	}
 	/* What the profiler itself cost: the job on the profiled threads,
 	 * its own thread, and building the profile at the end. */
 	if (v[F_REAL] > 0)

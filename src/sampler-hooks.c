@@ -692,7 +692,8 @@ sampler_bill_rest(struct sampler_thread *td, int64_t now)
  * rperf's set-up after it, billed to the stack at the fork call (some
  * 1 ms a fork, which a fork-per-job worker lost on every job).  In cpu
  * mode the thread's CPU clock since it began (at the exec, or the
- * fork); in wall mode the time since util_origin_ns().
+ * fork; since main if another program ran before the exec, see
+ * util_inherited()); in wall mode the time since util_origin_ns().
  */
 void
 sampler_bill_boot(struct sampler_thread *td, int child)
@@ -708,6 +709,8 @@ sampler_bill_boot(struct sampler_thread *td, int child)
 		from = origin;
 	} else if (td->mn) {
 		from = upto - td->mn_base;	/* its clock counts from there */
+	} else if (!child && util_inherited()) {
+		from = util_inherited()->thread_cpu;	/* another program's */
 	}
 	if (from >= upto)
 		return;
@@ -717,7 +720,9 @@ sampler_bill_boot(struct sampler_thread *td, int child)
 	sampler.start_mono -= back;
 	sampler.start_real_ns -= back;
 	sampler.sent_real_ns = sampler.start_real_ns;
-	sampler.proc_cpu_at = 0;	/* the process's CPU since it began */
+	/* the process's CPU since it began */
+	sampler.proc_cpu_at = !child && util_inherited() ?
+	    util_inherited()->proc_cpu : 0;
 	if (child)
 		sampler_capture(td, 1);
 	else

@@ -2,6 +2,7 @@
  * util.c: the monotonic clock and the process's origin on it, whole
  * writes and capped whole reads (see util.h).
  */
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -30,8 +31,11 @@ util_mono_ns(void)
 	return util_ts_ns(&ts);
 }
 
-/* The monotonic clock when this process began (util_mark_origin). */
+/* The monotonic clock when this process began (util_mark_origin), and
+ * what its clocks read then if another program ran in it before. */
 static int64_t util_origin;
+static struct util_inherited util_before;
+static int util_before_set;
 
 /* Note the origin now (also a fork handler: a child is a new process,
  * whose CPU clock starts at the fork). */
@@ -41,6 +45,7 @@ util_note_origin(void)
 	struct timespec ts;
 	int64_t now = util_mono_ns();
 
+	util_before_set = 0;
 	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
 		util_origin = now - util_ts_ns(&ts);
 }
@@ -49,8 +54,19 @@ void
 util_mark_origin(void)
 {
 	static int handler_set;
+	struct timespec pt, tt;
+	int64_t now = util_mono_ns();
 
 	util_note_origin();
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pt) == 0 &&
+	    util_ts_ns(&pt) > UTIL_INHERITED_NS &&
+	    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &tt) == 0 &&
+	    getrusage(RUSAGE_SELF, &util_before.ru) == 0) {
+		util_before.proc_cpu = util_ts_ns(&pt);
+		util_before.thread_cpu = util_ts_ns(&tt);
+		util_origin = now;
+		util_before_set = 1;
+	}
 	if (!handler_set) {
 		(void)pthread_atfork(NULL, NULL, util_note_origin);
 		handler_set = 1;
@@ -61,6 +77,12 @@ int64_t
 util_origin_ns(void)
 {
 	return util_origin;
+}
+
+const struct util_inherited *
+util_inherited(void)
+{
+	return util_before_set ? &util_before : NULL;
 }
 
 /* Write all of BUF to FD. */

@@ -9,6 +9,8 @@
 #ifndef RPERF_UTIL_H
 #define RPERF_UTIL_H
 
+#include <sys/resource.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,9 +26,29 @@ int64_t util_mono_ns(void);
  * again in every child forked after (whose CPU clocks start at the fork).
  * Called first thing in main(); util_origin_ns() then returns it (0
  * before).
+ *
+ * A process's clocks and counters run on across an exec: one that ran
+ * another program before it exec'd rperf (`bundle exec rperf ...`, a
+ * Ruby wrapper) comes to main with that program's CPU time on them.
+ * The exec's time is nowhere to be read, so a process that comes to main
+ * with more than UTIL_INHERITED_NS of CPU is taken to have run another
+ * program first: its origin is main, and util_inherited() says what its
+ * clocks read there, for the sampler and stat to count from.  rperf's
+ * own way to main (exec, loading libruby) took 2 ms of CPU on the VMs
+ * here, 10-16 ms in the sanitizer build; Ruby's own start, with
+ * RubyGems, 100 ms.
  */
+#define UTIL_INHERITED_NS (50 * INT64_C(1000000))
+struct util_inherited {
+	int64_t proc_cpu;	/* CLOCK_PROCESS_CPUTIME_ID at main */
+	int64_t thread_cpu;	/* CLOCK_THREAD_CPUTIME_ID at main */
+	struct rusage ru;	/* getrusage(RUSAGE_SELF) at main */
+};
 void util_mark_origin(void);
 int64_t util_origin_ns(void);
+/* What the clocks had when main began, if another program ran before;
+ * NULL if not (and in a forked child, whose clocks start at the fork). */
+const struct util_inherited *util_inherited(void);
 
 /* Write all LEN bytes of BUF to FD, retrying short writes and EINTR;
  * 0, or -1 with errno set. */

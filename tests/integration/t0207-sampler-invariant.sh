@@ -64,4 +64,25 @@ test_expect_success 'start-up: the time before the sampler is billed' '
 	test -n "$ok"
 '
 
+# A process's clocks run on across an exec: the CPU of a program that ran
+# in it first (bundle exec, a Ruby wrapper) is not rperf's boot, in cpu
+# mode, in wall mode (Duration) or in stat.
+test_expect_success 'start-up: CPU used before the exec to rperf is not billed' '
+	echo "t = 0; t += 1 while Process.clock_gettime(Process::CLOCK_PROCESS_CPUTIME_ID) < 0.4; exec(*ARGV)" >pre.rb &&
+	"$RPERF" record -q -o direct.txt cpu1.rb >seen0 &&
+	"$RUBY" pre.rb "$RPERF" record -q -o after.txt cpu1.rb >seen1 &&
+	b0=$(thread_ns direct.txt 1) && b1=$(thread_ns after.txt 1) &&
+	echo "direct: seen $(cat seen0) billed $b0; after 0.4 s: seen $(cat seen1) billed $b1" &&
+	num_ge "$(cat seen1)" 400000000 &&
+	num_ge $((b0 + 50000000)) "$b1" &&
+	"$RUBY" pre.rb "$RPERF" record -q -m wall -o wall2.txt cpu1.rb >/dev/null &&
+	duration=$(sed -n "s/^Duration: *//p" wall2.txt | tr -d , | sed "s/ ms//") &&
+	echo "wall: Duration $duration ms" &&
+	num_ge 300 "$duration" &&
+	"$RUBY" pre.rb "$RPERF" stat cpu1.rb 2>stat.txt >/dev/null &&
+	user=$(awk "\$3 == \"user\" { gsub(\",\", \"\", \$1); print \$1 }" stat.txt) &&
+	echo "stat: user $user ms" &&
+	num_ge 300 "$user"
+'
+
 test_done
