@@ -12,6 +12,7 @@
 #   RUBY          the ruby it embeds
 #   GO            the go tool, for "go tool pprof" cross-checks (may be empty)
 #   TEST_SRCDIR   tests/ in the source tree
+#   TEST_VERBOSE  if set, passing checks show their output too
 # The output follows the TAP-like shape automake's harness prints; the exit
 # status is 0 when every test passed, 1 otherwise, 77 when the whole file
 # was skipped.
@@ -39,6 +40,9 @@ test_expect_success() {
 	test_count=$((test_count + 1))
 	if (eval "set -e; $2") >"$TRASH/.out" 2>&1; then
 		echo "ok $test_count - $1"
+		# TEST_VERBOSE=1: what a passing check printed too, to see
+		# how near its bounds it came.
+		[ -z "${TEST_VERBOSE:-}" ] || sed 's/^/#   /' "$TRASH/.out"
 	else
 		test_failed=$((test_failed + 1))
 		echo "not ok $test_count - $1"
