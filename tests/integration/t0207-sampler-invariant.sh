@@ -78,11 +78,11 @@ test_expect_success 'start-up: CPU used before the exec to rperf is not billed' 
 	"$RUBY" pre.rb "$RPERF" record -q -m wall -o wall2.txt cpu1.rb >/dev/null &&
 	duration=$(sed -n "s/^Duration: *//p" wall2.txt | tr -d , | sed "s/ ms//") &&
 	echo "wall: Duration $duration ms" &&
-	num_ge 300 "$duration" &&
+	num_ge "$duration" 1 && num_ge 300 "$duration" &&
 	"$RUBY" pre.rb "$RPERF" stat cpu1.rb 2>stat.txt >/dev/null &&
 	user=$(awk "\$3 == \"user\" { gsub(\",\", \"\", \$1); print \$1 }" stat.txt) &&
 	echo "stat: user $user ms" &&
-	num_ge 300 "$user"
+	num_ge "$user" 1 && num_ge 300 "$user"
 '
 
 test_done
