@@ -700,6 +700,8 @@ sampler_bill_boot(struct sampler_thread *td, int child)
 {
 	int64_t upto = td->prev, from = 0, now = util_mono_ns();
 	int64_t origin = util_origin_ns(), back;
+	/* NULL in a forked child, whose clocks start at the fork */
+	const struct util_inherited *in = util_inherited();
 
 	if (sampler.cfg.alloc_only || !atomic_load(&sampler.armed))
 		return;
@@ -709,8 +711,8 @@ sampler_bill_boot(struct sampler_thread *td, int child)
 		from = origin;
 	} else if (td->mn) {
 		from = upto - td->mn_base;	/* its clock counts from there */
-	} else if (!child && util_inherited()) {
-		from = util_inherited()->thread_cpu;	/* another program's */
+	} else if (in != NULL) {
+		from = in->thread_cpu;	/* another program's */
 	}
 	if (from >= upto)
 		return;
@@ -721,8 +723,7 @@ sampler_bill_boot(struct sampler_thread *td, int child)
 	sampler.start_real_ns -= back;
 	sampler.sent_real_ns = sampler.start_real_ns;
 	/* the process's CPU since it began */
-	sampler.proc_cpu_at = !child && util_inherited() ?
-	    util_inherited()->proc_cpu : 0;
+	sampler.proc_cpu_at = in != NULL ? in->proc_cpu : 0;
 	if (child)
 		sampler_capture(td, 1);
 	else

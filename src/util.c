@@ -37,34 +37,42 @@ static int64_t util_origin;
 static struct util_inherited util_before;
 static int util_before_set;
 
-/* Note the origin now (also a fork handler: a child is a new process,
- * whose CPU clock starts at the fork). */
-static void
-util_note_origin(void)
+/* Note the origin now; the process's CPU time it was taken from (-1:
+ * none read). */
+static int64_t
+util_note_origin_cpu(void)
 {
 	struct timespec ts;
 	int64_t now = util_mono_ns();
 
 	util_before_set = 0;
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
-		util_origin = now - util_ts_ns(&ts);
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0)
+		return -1;
+	util_origin = now - util_ts_ns(&ts);
+	return util_ts_ns(&ts);
+}
+
+/* The fork handler: a child is a new process, whose CPU clock starts at
+ * the fork. */
+static void
+util_note_origin(void)
+{
+	(void)util_note_origin_cpu();
 }
 
 void
 util_mark_origin(void)
 {
 	static int handler_set;
-	struct timespec pt, tt;
-	int64_t now = util_mono_ns();
+	struct timespec tt;
+	int64_t cpu = util_note_origin_cpu();
 
-	util_note_origin();
-	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &pt) == 0 &&
-	    util_ts_ns(&pt) > UTIL_INHERITED_NS &&
+	if (cpu > UTIL_INHERITED_NS &&
 	    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &tt) == 0 &&
 	    getrusage(RUSAGE_SELF, &util_before.ru) == 0) {
-		util_before.proc_cpu = util_ts_ns(&pt);
+		util_before.proc_cpu = cpu;
 		util_before.thread_cpu = util_ts_ns(&tt);
-		util_origin = now;
+		util_origin += cpu;	/* the time it was noted: main */
 		util_before_set = 1;
 	}
 	if (!handler_set) {
